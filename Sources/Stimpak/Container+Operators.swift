@@ -1,0 +1,61 @@
+/// The `+=` DSL: `container += (Type, factory[, reuse[, key]])`, or `(Type, reuse)` for an `Instantiable`.
+///
+/// ```swift
+/// container += (Foo.self, { () -> Foo in Foo() })
+/// container += (Person.self, { (_ first: String, _ last: String) in Person(first, last) }, Reuse.inScope)
+/// container += (Clock.self, Reuse.singleton)
+/// ```
+/// An existing registration with the same service, arguments and key is kept (`.skip`).
+extension Container {
+    /// Registers `(type, factory)` as `.transient`.
+    public static func += <Service, each Arg>(
+        container: Container, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service)
+    ) {
+        container.register(registration.0, registration.1)
+    }
+
+    /// Registers `(type, factory, reuse)`.
+    public static func += <Service, each Arg>(
+        container: Container, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service, Reuse)
+    ) {
+        container.register(registration.0, registration.1, reuse: registration.2)
+    }
+
+    /// Registers `(type, factory, reuse, key)`.
+    public static func += <Service, each Arg>(
+        container: Container,
+        registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service, Reuse, AnyHashable)
+    ) {
+        container.register(registration.0, registration.1, reuse: registration.2, key: registration.3)
+    }
+
+    /// Registers `(type, factory)`, the factory receiving the resolving scope, as `.transient`.
+    public static func += <Service, each Arg>(
+        container: Container, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service)
+    ) {
+        let factory = registration.1
+        container.add(reuse: .transient, key: nil, policy: DuplicatePolicy<Never>.skip) {
+            (scope: Scope, arguments: (repeat each Arg)) throws -> Service in try factory(scope, repeat each arguments)
+        }
+    }
+
+    /// Registers `(type, factory, reuse)`, the factory receiving the resolving scope.
+    public static func += <Service, each Arg>(
+        container: Container, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service, Reuse)
+    ) {
+        let factory = registration.1
+        container.add(reuse: registration.2, key: nil, policy: DuplicatePolicy<Never>.skip) {
+            (scope: Scope, arguments: (repeat each Arg)) throws -> Service in try factory(scope, repeat each arguments)
+        }
+    }
+
+    /// Registers an ``Instantiable`` `(type, reuse)`.
+    public static func += <Service: Instantiable>(container: Container, registration: (Service.Type, Reuse)) {
+        container.register(registration.0, reuse: registration.1)
+    }
+
+    /// Registers an ``Instantiable`` type as `.transient`.
+    public static func += <Service: Instantiable>(container: Container, type: Service.Type) {
+        container.register(type)
+    }
+}

@@ -1,0 +1,200 @@
+extension Container {
+    /// Registers a factory for `Service`, taking any number of runtime arguments.
+    ///
+    /// ```swift
+    /// container.register(Foo.self, { () -> Foo in Foo() })
+    /// container.register(Person.self, { (_ first: String, _ last: String) in Person(first, last) }, reuse: .inScope)
+    /// ```
+    /// - Parameters:
+    ///   - type: The service type; resolve it with the same type.
+    ///   - factory: Makes an instance from the runtime arguments; may throw.
+    ///   - reuse: How instances are reused; `.transient` by default.
+    ///   - key: A key that tells this registration apart from others of the same type and arguments.
+    ///   - policy: What to do when the same service, arguments and key are registered: `.skip` (default),
+    ///     `.replace`, or `.throw`.
+    /// - Returns: The registration, to refine with `compareArgsBy`, `resolved` or `onDispose`. When it
+    ///   was skipped, the returned registration is not in the container.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult
+    public func register<Service, each Arg, Failure: Error>(
+        _ type: Service.Type,
+        _ factory: @escaping @Sendable (repeat each Arg) throws -> Service,
+        reuse: Reuse = .transient,
+        key: AnyHashable? = nil,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
+    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
+        try add(reuse: reuse, key: key, policy: policy) { _, arguments in try factory(repeat each arguments) }
+    }
+
+    /// Registers a factory that receives the resolving scope, to resolve its dependencies from, and any
+    /// number of runtime arguments.
+    ///
+    /// ```swift
+    /// container.register(Session.self, { (scope: Scope) in Session(try scope.require(Database.self)) }, reuse: .inScope)
+    /// ```
+    /// The scope is the one whose cache receives the instance: the root scope for a singleton, the
+    /// resolving scope otherwise. Resolve dependencies with `require` so that a failure says why.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - factory: Makes an instance from the scope and the runtime arguments; may throw.
+    ///   - reuse: How instances are reused; `.transient` by default.
+    ///   - key: A key that tells this registration apart from others of the same type and arguments.
+    ///   - policy: What to do when the same service, arguments and key are registered.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult
+    public func register<Service, each Arg, Failure: Error>(
+        _ type: Service.Type,
+        _ factory: @escaping @Sendable (Scope, repeat each Arg) throws -> Service,
+        reuse: Reuse = .transient,
+        key: AnyHashable? = nil,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
+    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
+        try add(reuse: reuse, key: key, policy: policy) { scope, arguments in try factory(scope, repeat each arguments) }
+    }
+
+    /// Registers a factory given as a trailing closure: `register(Foo.self, reuse: .singleton) { Foo() }`.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - reuse: How instances are reused; `.transient` by default.
+    ///   - key: A key that tells this registration apart from others of the same type and arguments.
+    ///   - policy: What to do when the same service, arguments and key are registered.
+    ///   - factory: Makes an instance from the runtime arguments; may throw.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult @_disfavoredOverload
+    public func register<Service, each Arg, Failure: Error>(
+        _ type: Service.Type,
+        reuse: Reuse = .transient,
+        key: AnyHashable? = nil,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
+        factory: @escaping @Sendable (repeat each Arg) throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
+        try add(reuse: reuse, key: key, policy: policy) { _, arguments in try factory(repeat each arguments) }
+    }
+
+    /// Registers a factory that receives the resolving scope, given as a trailing closure:
+    /// `register(Session.self, reuse: .inScope) { scope in Session(try scope.require(Database.self)) }`.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - reuse: How instances are reused; `.transient` by default.
+    ///   - key: A key that tells this registration apart from others of the same type and arguments.
+    ///   - policy: What to do when the same service, arguments and key are registered.
+    ///   - factory: Makes an instance from the scope and the runtime arguments; may throw.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult @_disfavoredOverload
+    public func register<Service, each Arg, Failure: Error>(
+        _ type: Service.Type,
+        reuse: Reuse = .transient,
+        key: AnyHashable? = nil,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
+        factory: @escaping @Sendable (Scope, repeat each Arg) throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
+        try add(reuse: reuse, key: key, policy: policy) { scope, arguments in try factory(scope, repeat each arguments) }
+    }
+
+    /// Registers an ``Instantiable`` service, made with `init()`.
+    ///
+    /// ```swift
+    /// container.register(Clock.self, reuse: .singleton)
+    /// ```
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - reuse: How instances are reused; `.transient` by default.
+    ///   - key: A key that tells this registration apart from others of the same type.
+    ///   - policy: What to do when the same service and key are registered.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult
+    public func register<Service: Instantiable, Failure: Error>(
+        _ type: Service.Type,
+        reuse: Reuse = .transient,
+        key: AnyHashable? = nil,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
+    ) throws(Failure) -> ServiceResolver<Service, Void> {
+        try add(reuse: reuse, key: key, policy: policy) { _, _ in Service() }
+    }
+
+    /// Removes the registration of `Service` without arguments under `key`.
+    ///
+    /// Instances it already cached stay in their caches until those are disposed.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: The registration key, or nil.
+    /// - Returns: Whether there was such a registration.
+    @discardableResult
+    public func unregister<Service>(_ type: Service.Type, key: AnyHashable? = nil) -> Bool {
+        unregister(ServiceKey(service: Service.self, key: key))
+    }
+
+    /// Removes the registration of `Service` with arguments of type `Args` under `key`.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The arguments' type: `String.self` for one, `(String, Int).self` for several.
+    ///   - key: The registration key, or nil.
+    /// - Returns: Whether there was such a registration.
+    @discardableResult
+    public func unregister<Service, Args>(_ type: Service.Type, arguments: Args.Type, key: AnyHashable? = nil) -> Bool {
+        unregister(ServiceKey(service: Service.self, arguments: Args.self, key: key))
+    }
+
+    /// Whether `Service` is registered without arguments under `key`.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: The registration key, or nil.
+    /// - Returns: True when a registration exists.
+    public func isRegistered<Service>(_ type: Service.Type, key: AnyHashable? = nil) -> Bool {
+        isRegistered(ServiceKey(service: Service.self, key: key))
+    }
+
+    /// Whether `Service` is registered with arguments of type `Args` under `key`.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The arguments' type.
+    ///   - key: The registration key, or nil.
+    /// - Returns: True when a registration exists.
+    public func isRegistered<Service, Args>(_ type: Service.Type, arguments: Args.Type, key: AnyHashable? = nil) -> Bool {
+        isRegistered(ServiceKey(service: Service.self, arguments: Args.self, key: key))
+    }
+
+    /// Every registration's service type, arguments type and key.
+    public var registrations: [ServiceKey] {
+        registry.lock.withLock { registry.entries.values.compactMap { $0.registration?.serviceKey } }
+    }
+
+    @discardableResult
+    func add<Service, Args, Failure: Error>(
+        reuse: Reuse,
+        key: AnyHashable?,
+        policy: DuplicatePolicy<Failure>,
+        factory: @escaping (Scope, Args) throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, Args> {
+        // A replaced registration is handed out of the lock and released there, so that the deinits of
+        // the instances it cached may resolve.
+        let (resolver, _) = try registry.lock.withLock {
+            () throws(Failure) -> (ServiceResolver<Service, Args>, (any Registration)?) in
+            let resolver = ServiceResolver(
+                key: key, reuse: reuse, index: registry.makeIndex(), registry: registry, factory: factory)
+            let existing = registry.entries[resolver.serviceKey]?.registration
+            if existing != nil {
+                guard try policy.resolveConflict(resolver.serviceKey) else { return (resolver, nil) }
+            }
+            registry.entries[resolver.serviceKey, default: Registry.Entry()].registration = resolver
+            return (resolver, existing)
+        }
+        return resolver
+    }
+
+    private func unregister(_ key: ServiceKey) -> Bool {
+        let removed = registry.lock.withLock {
+            defer { registry.entries[key]?.registration = nil }
+            return registry.entries[key]?.registration
+        }
+        return removed != nil
+    }
+
+    private func isRegistered(_ key: ServiceKey) -> Bool {
+        registry.lock.withLock { registry.entries[key]?.registration != nil }
+    }
+}

@@ -1,0 +1,48 @@
+/// Stimpak's container: the registrations, and the root of a tree of scopes that cache their instances.
+///
+/// ```swift
+/// let container = Container()
+/// container.register(Database.self, reuse: .singleton) { Database() }
+/// container.register(Session.self, reuse: .inScope) { (scope: Scope) in Session(try scope.require(Database.self)) }
+///
+/// let request = container.openScope(requestID)
+/// let session = try request.require(Session.self)
+/// request.dispose()
+/// ```
+///
+/// A container and its scopes are `Sendable`: register, resolve, open and dispose from any threads at once.
+/// Releasing the last reference to a container disposes it.
+public final class Container: Resolving, Sendable {
+    let registry: Registry
+    /// The root scope: it holds the singletons and the `.inScope` instances resolved from the container.
+    public let root: Scope
+
+    /// Creates an empty container.
+    public init() {
+        registry = Registry()
+        root = Scope(root: registry)
+    }
+
+    deinit {
+        root.dispose()
+    }
+
+    /// The root scope, which the container resolves from.
+    public var resolutionScope: Scope { root }
+
+    /// The open child scope of the root with `key`, if any.
+    public subscript(key: AnyHashable) -> Scope? {
+        root[key]
+    }
+
+    /// Whether the container has been disposed.
+    public var isDisposed: Bool { root.isDisposed }
+
+    /// Disposes every scope and every cached instance, singletons included; the container resolves
+    /// nothing afterwards.
+    /// - Returns: The disposal hooks that threw.
+    @discardableResult
+    public func dispose() -> [DisposalFailure] {
+        root.dispose()
+    }
+}

@@ -1,0 +1,127 @@
+/// Why a service could not be resolved, with what to do about it.
+///
+/// `require` throws it; `resolve` returns nil in the same cases. Nothing in it is formatted until
+/// ``description`` is read, so a failed `resolve` costs no string building.
+public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertible {
+    // Unchecked only for `scopeKey`, an `AnyHashable`: see ``ServiceKey``. Every stored property is a `let`
+    // or written only while the error is still local to the thread that made it.
+
+    /// The kind of failure. New codes may be added without breaking the API.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Base: Hashable, Sendable {
+            case notRegistered
+            case dependencyCycle
+            case scopeDisposed
+            case factoryFailed
+            case resolutionTooDeep
+        }
+
+        let base: Base
+
+        /// Nothing is registered for the service type, arguments type and key.
+        public static let notRegistered = Code(base: .notRegistered)
+        /// The service depends, directly or not, on itself.
+        public static let dependencyCycle = Code(base: .dependencyCycle)
+        /// The scope (or container) it was resolved from has been disposed.
+        public static let scopeDisposed = Code(base: .scopeDisposed)
+        /// The registration's factory, or its `resolved` callback, threw.
+        public static let factoryFailed = Code(base: .factoryFailed)
+        /// Nested resolutions went deeper than ``ResolutionError/maximumDepth``.
+        public static let resolutionTooDeep = Code(base: .resolutionTooDeep)
+
+        public var description: String {
+            switch base {
+            case .notRegistered: return "notRegistered"
+            case .dependencyCycle: return "dependencyCycle"
+            case .scopeDisposed: return "scopeDisposed"
+            case .factoryFailed: return "factoryFailed"
+            case .resolutionTooDeep: return "resolutionTooDeep"
+            }
+        }
+    }
+
+    /// How many resolutions may nest inside one another before Stimpak stops, well before the stack would.
+    public static let maximumDepth = 128
+
+    /// What went wrong.
+    public let code: Code
+    /// What was asked for: service type, arguments type and key.
+    public let requested: ServiceKey
+    /// The resolution path, outermost first, ending with the registration that failed.
+    ///
+    /// For a cycle it ends where it started: `A → B → A`.
+    public internal(set) var path: [ServiceKey]
+    /// For ``Code/notRegistered``: what is registered for the same service type under other keys or arguments.
+    public internal(set) var registeredAlternatives: [ServiceKey]
+    /// For ``Code/factoryFailed``: the error the factory threw.
+    public let underlyingError: (any Error)?
+    /// For ``Code/scopeDisposed``: the key of the disposed scope (nil for the container's root scope).
+    public let scopeKey: AnyHashable?
+    /// The file of the `require` call that failed.
+    public internal(set) var fileID: String = ""
+    /// The line of the `require` call that failed.
+    public internal(set) var line: Int = 0
+
+    init(
+        _ code: Code,
+        requested: ServiceKey,
+        path: [ServiceKey] = [],
+        underlyingError: (any Error)? = nil,
+        scopeKey: AnyHashable? = nil
+    ) {
+        self.code = code
+        self.requested = requested
+        self.path = path
+        self.registeredAlternatives = []
+        self.underlyingError = underlyingError
+        self.scopeKey = scopeKey
+    }
+
+    /// The resolution path as text, `A → B → A`.
+    public var pathDescription: String {
+        path.map(\.description).joined(separator: " → ")
+    }
+
+    public var description: String {
+        var text: String
+        switch code.base {
+        case .notRegistered:
+            text = "Stimpak has no registration for \(requested.description)"
+            text += " (service \(String(describing: requested.service)), arguments \(String(describing: requested.arguments))"
+            text += requested.key.map { ", key \(String(reflecting: $0.base)))" } ?? ", no key)"
+            text += "."
+            if registeredAlternatives.isEmpty {
+                text += " Nothing is registered for \(String(describing: requested.service)) under any key or arguments."
+            } else {
+                text += " Registered for \(String(describing: requested.service)): "
+                text += registeredAlternatives.map(\.description).joined(separator: ", ") + "."
+            }
+            text += pathSuffix
+            text += " Fix: register it, e.g. container.register(\(String(describing: requested.service)).self) { ... }"
+            text += ", or resolve with the key and argument types of an existing registration."
+        case .dependencyCycle:
+            text = "Stimpak found a dependency cycle while resolving \(requested.description): \(pathDescription)."
+            text += " Fix: break the cycle, e.g. let one side receive the other after creation in a"
+            text += " resolved { scope, instance in ... } callback instead of in its factory."
+        case .scopeDisposed:
+            let scope = scopeKey.map { "the scope \(String(reflecting: $0.base))" } ?? "the container"
+            text = "Stimpak cannot resolve \(requested.description): \(scope) has been disposed."
+            text += pathSuffix
+            text += " Fix: resolve from a scope that is still open, or open a new one with openScope(_:)."
+        case .factoryFailed:
+            text = "The factory of \(requested.description) threw: \(underlyingError.map { String(describing: $0) } ?? "an error")."
+            text += pathSuffix
+            text += " Fix: make the factory succeed for this input; the error above says why it did not."
+        case .resolutionTooDeep:
+            text = "Stimpak stopped resolving \(requested.description): more than \(Self.maximumDepth) resolutions nested"
+            text += " inside one another. Resolution path: \(pathDescription)."
+            text += " Fix: look for a factory that resolves a service with ever new arguments from inside itself."
+        }
+        if !fileID.isEmpty { text += " (require at \(fileID):\(line))" }
+        return text
+    }
+
+    private var pathSuffix: String {
+        path.count > 1 ? " Resolution path: \(pathDescription)." : ""
+    }
+}

@@ -1,0 +1,131 @@
+/// Something services resolve from: the ``Container`` (through its root scope) or a ``Scope``.
+///
+/// Every resolve form comes in two flavours with the same parameters: `resolve` returns nil when the
+/// service can't be had, `require` throws a ``ResolutionError`` that says why and what to do.
+public protocol Resolving: Sendable {
+    /// The scope resolutions start from: the root scope for a container, the scope itself for a scope.
+    var resolutionScope: Scope { get }
+}
+
+extension Resolving {
+    /// Resolves a service registered without arguments.
+    ///
+    /// ```swift
+    /// let foo = container.resolve(Foo.self)
+    /// let keyed = container.resolve(Foo.self, key: "A")
+    /// ```
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: The registration key, or nil for the unkeyed registration.
+    /// - Returns: The instance, or nil when it can't be resolved (``require(_:key:fileID:line:)`` says why).
+    public func resolve<Service>(_ type: Service.Type = Service.self, key: AnyHashable? = nil) -> Service? {
+        try? resolutionScope.resolveInstance(Service.self, (), key: key)
+    }
+
+    /// Resolves a service registered with runtime arguments.
+    ///
+    /// ```swift
+    /// let person = container.resolve(Person.self, ("Bill", "Gates"))
+    /// let keyed = container.resolve(Person.self, ("Bill", "Gates"), "A")
+    /// ```
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key, or nil.
+    /// - Returns: The instance, or nil when it can't be resolved.
+    public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args, _ key: AnyHashable? = nil) -> Service? {
+        try? resolutionScope.resolveInstance(Service.self, arguments, key: key)
+    }
+
+    /// Resolves a keyed service registered with runtime arguments.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key.
+    /// - Returns: The instance, or nil when it can't be resolved.
+    public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args, key: AnyHashable?) -> Service? {
+        try? resolutionScope.resolveInstance(Service.self, arguments, key: key)
+    }
+
+    /// Resolves a service registered without arguments, or throws why it can't.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: The registration key, or nil.
+    /// - Returns: The instance.
+    /// - Throws: ``ResolutionError``: nothing registered, a dependency cycle, a disposed scope, or a
+    ///   factory that threw.
+    public func require<Service>(
+        _ type: Service.Type = Service.self, key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line
+    ) throws(ResolutionError) -> Service {
+        try resolutionScope.requireInstance(Service.self, (), key: key, fileID: fileID, line: line)
+    }
+
+    /// Resolves a service registered with runtime arguments, or throws why it can't.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key, or nil.
+    /// - Returns: The instance.
+    /// - Throws: ``ResolutionError``.
+    public func require<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, _ key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line
+    ) throws(ResolutionError) -> Service {
+        try resolutionScope.requireInstance(Service.self, arguments, key: key, fileID: fileID, line: line)
+    }
+
+    /// Resolves a keyed service registered with runtime arguments, or throws why it can't.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key.
+    /// - Returns: The instance.
+    /// - Throws: ``ResolutionError``.
+    public func require<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?, fileID: String = #fileID, line: Int = #line
+    ) throws(ResolutionError) -> Service {
+        try resolutionScope.requireInstance(Service.self, arguments, key: key, fileID: fileID, line: line)
+    }
+
+    /// Opens a child scope of ``resolutionScope``, or returns the open child that already has `key`.
+    /// - Parameter key: Any hashable value: a request id, a screen, a session.
+    /// - Returns: The child scope.
+    public func openScope(_ key: AnyHashable) -> Scope {
+        resolutionScope.openScope(key)
+    }
+
+    /// Disposes `scope` and its subtree; does nothing for a scope of another container.
+    /// - Parameter scope: The scope to dispose.
+    /// - Returns: The disposal hooks that threw.
+    @discardableResult
+    public func disposeScope(_ scope: Scope) -> [DisposalFailure] {
+        guard scope.registry === resolutionScope.registry else { return [] }
+        return scope.dispose()
+    }
+
+    /// Disposes the open child scope with `key`, if any, and its subtree.
+    /// - Parameter key: The child's key.
+    /// - Returns: The disposal hooks that threw.
+    @discardableResult
+    public func disposeScope(_ key: AnyHashable) -> [DisposalFailure] {
+        resolutionScope[key]?.dispose() ?? []
+    }
+}
+
+extension Scope {
+    func requireInstance<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?, fileID: String, line: Int
+    ) throws(ResolutionError) -> Service {
+        do {
+            return try resolveInstance(Service.self, arguments, key: key)
+        } catch var error {
+            if error.code == .notRegistered, error.registeredAlternatives.isEmpty {
+                error.registeredAlternatives = registry.lock.withLock { registry.alternatives(to: error.requested) }
+            }
+            if error.fileID.isEmpty {
+                error.fileID = fileID
+                error.line = line
+            }
+            throw error
+        }
+    }
+}

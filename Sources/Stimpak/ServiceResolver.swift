@@ -1,0 +1,132 @@
+/// One registration: how to make a `Service` from runtime arguments of type `Args`, and how to reuse it.
+///
+/// `register` returns it so that the registration can be refined in place:
+///
+/// ```swift
+/// container.register(Person.self, { (_ first: String, _ last: String) in Person(first, last) }, reuse: .inScope)
+///     .compareArgsBy { $0 == $1 }
+/// ```
+///
+/// `Args` is `()` for a registration without arguments, the argument's type for one, and a tuple for several.
+public final class ServiceResolver<Service, Args>: Registration, @unchecked Sendable {
+    // `factory`, `serviceKey`, `reuse` and `index` never change; the settings below them, and `rootCache`,
+    // are guarded by the container's lock.
+
+    /// How the instances are reused.
+    public let reuse: Reuse
+    /// The service type, the arguments type and the key this registration answers to.
+    public let serviceKey: ServiceKey
+    let index: Int
+    let factory: (Scope, Args) throws -> Service
+    private let registry: Registry
+
+    var matching: ArgumentMatching<Args> = .ignored
+    var onResolved: (@Sendable (Scope, Service) throws -> Void)?
+    var onDispose: (@Sendable (Service) throws -> Void)?
+    /// The instances cached in the root scope: the singleton, or `.inScope` resolved from the container.
+    var rootCache: InstanceCache<Service, Args>?
+
+    init(
+        key: AnyHashable?,
+        reuse: Reuse,
+        index: Int,
+        registry: Registry,
+        factory: @escaping (Scope, Args) throws -> Service
+    ) {
+        self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, key: key)
+        self.reuse = reuse
+        self.index = index
+        self.registry = registry
+        self.factory = factory
+    }
+
+    /// The registration's key, or nil.
+    public var key: AnyHashable? { serviceKey.key }
+
+    /// Caches one instance per class of arguments that `comparator` finds equal, in every cache that
+    /// holds this service.
+    ///
+    /// Without it, a reused instance is made with the first call's arguments and returned whatever the
+    /// arguments of later calls. The comparator runs outside the container's lock.
+    /// - Parameter comparator: Returns true when two argument values should share an instance.
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func compareArgsBy(_ comparator: @escaping @Sendable (Args, Args) -> Bool) -> Self {
+        registry.lock.withLock { matching = .compared(comparator) }
+        return self
+    }
+
+    /// Caches one instance per distinct value of the (single, `Hashable`) argument, found in O(1).
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func compareArgsByValue() -> Self where Args: Hashable {
+        registry.lock.withLock { matching = .hashed { AnyHashable($0) } }
+        return self
+    }
+
+    /// Caches one instance per distinct value of the arguments, whose types are all `Hashable`, found in O(1).
+    ///
+    /// ```swift
+    /// container.register(Person.self, reuse: .inScope) { (first: String, last: String) in Person(first, last) }
+    ///     .compareArgsByValue()
+    /// ```
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func compareArgsByValue<each Argument: Hashable>() -> Self where Args == (repeat each Argument) {
+        let key: ((repeat each Argument)) -> AnyHashable = { arguments in
+            AnyHashable(HashableArguments(repeat each arguments))
+        }
+        registry.lock.withLock { matching = .hashed(key) }
+        return self
+    }
+
+    /// Runs `callback` after each instance is created, before it is handed out.
+    ///
+    /// Use it for property injection and to close a cycle of references: a reused instance is already
+    /// cached when the callback runs, so resolving something that depends back on it gets this instance.
+    /// - Parameter callback: Receives the scope the instance was made in and the new instance; may throw.
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func resolved(_ callback: @escaping @Sendable (Scope, Service) throws -> Void) -> Self {
+        registry.lock.withLock { onResolved = callback }
+        return self
+    }
+
+    /// Runs `callback` on each cached instance when the cache that holds it is disposed.
+    ///
+    /// Runs instead of `Disposable.dispose()` for an instance that is also `Disposable`.
+    /// - Parameter callback: Receives the instance being released; may throw.
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func onDispose(_ callback: @escaping @Sendable (Service) throws -> Void) -> Self {
+        registry.lock.withLock { onDispose = callback }
+        return self
+    }
+
+    func takeRootCache() -> AnyObject? {
+        defer { rootCache = nil }
+        return rootCache
+    }
+}
+
+/// Arguments whose types are all `Hashable`, as one `Hashable` value.
+struct HashableArguments<each Value: Hashable>: Hashable {
+    let values: (repeat each Value)
+
+    init(_ values: repeat each Value) {
+        self.values = (repeat each values)
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        for (left, right) in repeat (each lhs.values, each rhs.values) {
+            if left != right { return false }
+        }
+        return true
+    }
+
+    func hash(into hasher: inout Hasher) {
+        for value in repeat each values {
+            hasher.combine(value)
+        }
+    }
+}
