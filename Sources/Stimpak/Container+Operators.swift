@@ -8,6 +8,7 @@
 /// An existing registration with the same service, arguments and key is kept (`.skip`).
 extension Container {
     /// Registers `(type, factory)` as `.transient`.
+    @_disfavoredOverload
     public static func += <Service, each Arg>(
         container: Container, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service)
     ) {
@@ -15,6 +16,7 @@ extension Container {
     }
 
     /// Registers `(type, factory, reuse)`.
+    @_disfavoredOverload
     public static func += <Service, each Arg>(
         container: Container, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service, Reuse)
     ) {
@@ -22,6 +24,7 @@ extension Container {
     }
 
     /// Registers `(type, factory, reuse, key)`.
+    @_disfavoredOverload
     public static func += <Service, each Arg>(
         container: Container,
         registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service, Reuse, AnyHashable)
@@ -33,20 +36,14 @@ extension Container {
     public static func += <Service, each Arg>(
         container: Container, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service)
     ) {
-        let factory = registration.1
-        container.add(reuse: .transient, key: nil, policy: DuplicatePolicy<Never>.skip) {
-            (scope: Scope, arguments: (repeat each Arg)) throws -> Service in try factory(scope, repeat each arguments)
-        }
+        container.register(registration.0, registration.1)
     }
 
     /// Registers `(type, factory, reuse)`, the factory receiving the resolving scope.
     public static func += <Service, each Arg>(
         container: Container, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service, Reuse)
     ) {
-        let factory = registration.1
-        container.add(reuse: registration.2, key: nil, policy: DuplicatePolicy<Never>.skip) {
-            (scope: Scope, arguments: (repeat each Arg)) throws -> Service in try factory(scope, repeat each arguments)
-        }
+        container.register(registration.0, registration.1, reuse: registration.2)
     }
 
     /// Registers an ``Instantiable`` `(type, reuse)`.

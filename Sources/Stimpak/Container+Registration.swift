@@ -15,7 +15,7 @@ extension Container {
     /// - Returns: The registration, to refine with `compareArgsBy`, `resolved` or `onDispose`. When it
     ///   was skipped, the returned registration is not in the container.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
-    @discardableResult
+    @discardableResult @_disfavoredOverload  // so that a closure taking a `Scope` first gets the scope
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         _ factory: @escaping @Sendable (repeat each Arg) throws -> Service,
@@ -30,10 +30,11 @@ extension Container {
     /// number of runtime arguments.
     ///
     /// ```swift
-    /// container.register(Session.self, { (scope: Scope) in Session(try scope.require(Database.self)) }, reuse: .inScope)
+    /// container.register(Session.self) { (scope: Scope) in Session(try scope.require(Database.self)) }
+    /// container.register(Greeter.self, { (scope: Scope, name: String) in Greeter(name, try scope.require(Clock.self)) })
     /// ```
     /// The scope is the one whose cache receives the instance: the root scope for a singleton, the
-    /// resolving scope otherwise. Resolve dependencies with `require` so that a failure says why.
+    /// resolving scope otherwise. Resolve dependencies with `require`, so that a failure says why.
     /// - Parameters:
     ///   - type: The service type.
     ///   - factory: Makes an instance from the scope and the runtime arguments; may throw.
@@ -49,47 +50,6 @@ extension Container {
         reuse: Reuse = .transient,
         key: AnyHashable? = nil,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
-    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
-        try add(reuse: reuse, key: key, policy: policy) { scope, arguments in try factory(scope, repeat each arguments) }
-    }
-
-    /// Registers a factory given as a trailing closure: `register(Foo.self, reuse: .singleton) { Foo() }`.
-    /// - Parameters:
-    ///   - type: The service type.
-    ///   - reuse: How instances are reused; `.transient` by default.
-    ///   - key: A key that tells this registration apart from others of the same type and arguments.
-    ///   - policy: What to do when the same service, arguments and key are registered.
-    ///   - factory: Makes an instance from the runtime arguments; may throw.
-    /// - Returns: The registration.
-    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
-    @discardableResult @_disfavoredOverload
-    public func register<Service, each Arg, Failure: Error>(
-        _ type: Service.Type,
-        reuse: Reuse = .transient,
-        key: AnyHashable? = nil,
-        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
-        factory: @escaping @Sendable (repeat each Arg) throws -> Service
-    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
-        try add(reuse: reuse, key: key, policy: policy) { _, arguments in try factory(repeat each arguments) }
-    }
-
-    /// Registers a factory that receives the resolving scope, given as a trailing closure:
-    /// `register(Session.self, reuse: .inScope) { scope in Session(try scope.require(Database.self)) }`.
-    /// - Parameters:
-    ///   - type: The service type.
-    ///   - reuse: How instances are reused; `.transient` by default.
-    ///   - key: A key that tells this registration apart from others of the same type and arguments.
-    ///   - policy: What to do when the same service, arguments and key are registered.
-    ///   - factory: Makes an instance from the scope and the runtime arguments; may throw.
-    /// - Returns: The registration.
-    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
-    @discardableResult @_disfavoredOverload
-    public func register<Service, each Arg, Failure: Error>(
-        _ type: Service.Type,
-        reuse: Reuse = .transient,
-        key: AnyHashable? = nil,
-        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
-        factory: @escaping @Sendable (Scope, repeat each Arg) throws -> Service
     ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
         try add(reuse: reuse, key: key, policy: policy) { scope, arguments in try factory(scope, repeat each arguments) }
     }
@@ -163,8 +123,7 @@ extension Container {
         registry.lock.withLock { registry.entries.values.compactMap { $0.registration?.serviceKey } }
     }
 
-    @discardableResult
-    func add<Service, Args, Failure: Error>(
+    private func add<Service, Args, Failure: Error>(
         reuse: Reuse,
         key: AnyHashable?,
         policy: DuplicatePolicy<Failure>,

@@ -1,0 +1,142 @@
+import Stimpak
+
+final class Foo: @unchecked Sendable {}
+
+final class Person: Sendable {
+    let first: String
+    let last: String
+    init(_ first: String, _ last: String) {
+        self.first = first
+        self.last = last
+    }
+}
+
+public final class Clock: Instantiable {
+    public required init() {}
+}
+
+/// A thread-safe log of events, for checking order and counts from many threads.
+final class EventLog: @unchecked Sendable {  // `events` is guarded by `lock`
+    private let lock = TestLock()
+    private var storage: [String] = []
+
+    func append(_ event: String) {
+        lock.withLock { storage.append(event) }
+    }
+
+    var events: [String] { lock.withLock { storage } }
+
+    func count(of event: String) -> Int { events.filter { $0 == event }.count }
+}
+
+/// A tiny lock for the tests (the library's own is internal).
+final class TestLock: @unchecked Sendable {
+    private let gate = Gate()
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        gate.lock()
+        defer { gate.unlock() }
+        return try body()
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+final class Gate: @unchecked Sendable {  // the mutex is only touched through lock()/unlock()
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+}
+
+/// An instance that records its disposal.
+final class Tracked: Disposable, @unchecked Sendable {
+    let name: String
+    let log: EventLog
+    init(_ name: String, log: EventLog) {
+        self.name = name
+        self.log = log
+    }
+    func dispose() throws {
+        log.append("dispose \(name)")
+    }
+}
+
+struct Boom: Error, CustomStringConvertible {
+    var description: String { "boom" }
+}
+
+/// Runs `body` on `threads` OS threads at once, each starting when all are ready.
+func hammer(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let start = Barrier(count: threads)
+    var handles: [pthread_t] = []
+    final class Box: @unchecked Sendable {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
+    }
+    for index in 0..<threads {
+        let box = Box {
+            start.arriveAndWait()
+            body(index)
+        }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(box).toOpaque()
+        #if canImport(Glibc)
+        let err = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.run()
+            return nil
+        }, context)
+        #else
+        let err = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+            box.run()
+            return nil
+        }, context)
+        #endif
+        precondition(err == 0)
+        handles.append(thread)
+    }
+    for thread in handles {
+        pthread_join(thread, nil)
+    }
+}
+
+/// All threads wait here until `count` have arrived.
+final class Barrier: @unchecked Sendable {  // `arrived` is guarded by `mutex`
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var arrived = 0
+    private let count: Int
+
+    init(count: Int) {
+        self.count = count
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    func arriveAndWait() {
+        pthread_mutex_lock(mutex)
+        arrived += 1
+        if arrived >= count {
+            pthread_cond_broadcast(condition)
+        } else {
+            while arrived < count { pthread_cond_wait(condition, mutex) }
+        }
+        pthread_mutex_unlock(mutex)
+    }
+}
