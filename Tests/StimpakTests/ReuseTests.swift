@@ -1,0 +1,111 @@
+import Testing
+import Stimpak
+
+@Suite struct ReuseTests {
+    static let reuses: [Reuse] = [.transient, .singleton, .inScope]
+
+    @Test(arguments: reuses)
+    func sameScopeTwice(reuse: Reuse) {
+        let container = Container()
+        container.register(Foo.self, reuse: reuse) { Foo() }
+        let scope = container.openScope("a")
+        let first = scope.resolve(Foo.self)
+        let second = scope.resolve(Foo.self)
+        #expect(first != nil)
+        #expect((first === second) == (reuse != .transient))
+    }
+
+    @Test(arguments: reuses)
+    func siblingScopes(reuse: Reuse) {
+        let container = Container()
+        container.register(Foo.self, reuse: reuse) { Foo() }
+        let a = container.openScope("a").resolve(Foo.self)
+        let b = container.openScope("b").resolve(Foo.self)
+        #expect((a === b) == (reuse == .singleton))
+    }
+
+    @Test(arguments: reuses)
+    func containerAndScope(reuse: Reuse) {
+        let container = Container()
+        container.register(Foo.self, reuse: reuse) { Foo() }
+        let fromRoot = container.resolve(Foo.self)
+        #expect((fromRoot === container.resolve(Foo.self)) == (reuse != .transient), "the container resolves from the root scope")
+        #expect((fromRoot === container.openScope(1).resolve(Foo.self)) == (reuse == .singleton))
+    }
+
+    @Test(arguments: reuses)
+    func factoryRunsOncePerCache(reuse: Reuse) {
+        let log = EventLog()
+        let container = Container()
+        container.register(Foo.self, reuse: reuse) { () -> Foo in
+            log.append("made")
+            return Foo()
+        }
+        let scope = container.openScope("s")
+        for _ in 0..<5 { _ = scope.resolve(Foo.self) }
+        #expect(log.count(of: "made") == (reuse == .transient ? 5 : 1))
+    }
+
+    @Test func transientIsNeverStored() {
+        weak var released: Foo?
+        let container = Container()
+        container.register(Foo.self) { Foo() }
+        do {
+            let foo = container.resolve(Foo.self)
+            released = foo
+            #expect(released != nil)
+        }
+        #expect(released == nil)
+    }
+
+    @Test func singletonLivesUntilTheContainerIsDisposed() {
+        weak var released: Foo?
+        let container = Container()
+        container.register(Foo.self, reuse: .singleton) { Foo() }
+        let scope = container.openScope("request")
+        do {
+            released = scope.resolve(Foo.self)
+        }
+        scope.dispose()
+        #expect(released != nil, "disposing a scope keeps the singleton")
+        container.dispose()
+        #expect(released == nil)
+        #expect(container.resolve(Foo.self) == nil)
+        #expect(container.isDisposed)
+    }
+
+    @Test func singletonFactoryGetsTheRootScope() {
+        let container = Container()
+        container.register(Person.self, reuse: .singleton) { (scope: Scope) in
+            Person(scope.key?.description ?? "root", "")
+        }
+        #expect(container.openScope("request").resolve(Person.self)?.first == "root")
+    }
+
+    @Test func inScopeDependenciesComeFromTheSameScope() throws {
+        final class Session: @unchecked Sendable {
+            let clock: Clock
+            init(clock: Clock) { self.clock = clock }
+        }
+        let container = Container()
+        container.register(Clock.self, reuse: .inScope)
+        container.register(Session.self, reuse: .inScope) { scope in Session(clock: try scope.require(Clock.self)) }
+        let a = container.openScope("a")
+        let b = container.openScope("b")
+        #expect(try a.require(Session.self).clock === a.require(Clock.self))
+        #expect(try b.require(Session.self).clock === b.require(Clock.self))
+        #expect(try a.require(Clock.self) !== b.require(Clock.self))
+    }
+
+    @Test func replacedRegistrationKeepsItsCachedInstanceAlive() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .singleton) { Tracked("old", log: log) }
+        let old = container.resolve(Tracked.self)
+        container.register(Tracked.self, reuse: .singleton, ifAlreadyRegistered: .replace) { Tracked("new", log: log) }
+        #expect(container.resolve(Tracked.self)?.name == "new")
+        #expect(old?.name == "old")
+        container.dispose()
+        #expect(log.events == ["dispose new", "dispose old"], "both disposed, newest first")
+    }
+}

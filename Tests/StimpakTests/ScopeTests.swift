@@ -1,0 +1,161 @@
+import Testing
+import Stimpak
+
+@Suite struct ScopeTests {
+    @Test func openingAnOpenKeyReturnsThatScope() {
+        let container = Container()
+        let a = container.openScope("a")
+        #expect(container.openScope("a") === a)
+        #expect(a.openScope(1) === a.openScope(1))
+        #expect(a.openScope(1) !== container.openScope(1))
+        #expect(a.parent === container.root)
+        #expect(a.openScope(1).root === container.root)
+        #expect(a.key == AnyHashable("a"))
+    }
+
+    @Test func disposeReleasesTheSubtreeDeepestFirst() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .inScope) { (scope: Scope) in Tracked("\(scope.key!)", log: log) }
+        let request = container.openScope("request")
+        let first = request.openScope("first")
+        let inner = first.openScope("inner")
+        let second = request.openScope("second")
+        for scope in [request, first, inner, second] { _ = scope.resolve(Tracked.self) }
+
+        #expect(request.dispose().isEmpty)
+        #expect(log.events == ["dispose second", "dispose inner", "dispose first", "dispose request"])
+        for scope in [request, first, inner, second] { #expect(scope.isDisposed) }
+        #expect(container["request"] == nil, "detached from its parent")
+        #expect(container.openScope("request") !== request, "the key can be opened again")
+        #expect(request.dispose().isEmpty, "disposing twice does nothing")
+        #expect(log.events.count == 4)
+    }
+
+    @Test func disposedScopeResolvesNothingAndOpensNothing() throws {
+        let container = Container()
+        container.register(Foo.self) { Foo() }
+        let scope = container.openScope("gone")
+        scope.dispose()
+        #expect(scope.resolve(Foo.self) == nil)
+        let error = #expect(throws: ResolutionError.self) { try scope.require(Foo.self) }
+        #expect(error?.code == .scopeDisposed)
+        let child = scope.openScope("child")
+        #expect(child.isDisposed)
+        #expect(scope["child"] == nil)
+        #expect(child.resolve(Foo.self) == nil)
+        #expect(container.resolve(Foo.self) != nil, "the rest of the container is untouched")
+    }
+
+    @Test func disposeScopeByKeyAndByScope() {
+        let container = Container()
+        let a = container.openScope("a")
+        let b = container.openScope("b")
+        container.disposeScope("a")
+        #expect(a.isDisposed)
+        #expect(!b.isDisposed)
+        container.disposeScope(b)
+        #expect(b.isDisposed)
+        let otherContainer = Container()
+        let other = otherContainer.openScope("b")
+        container.disposeScope(other)
+        #expect(!other.isDisposed, "a scope of another container is left alone")
+        withExtendedLifetime(otherContainer) {}
+    }
+
+    @Test func containerDisposeDisposesEverythingInReverseOrderOfCreation() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .singleton, key: "s1") { Tracked("s1", log: log) }
+        container.register(Tracked.self, reuse: .singleton, key: "s2") { Tracked("s2", log: log) }
+        container.register(Tracked.self, reuse: .inScope) { (scope: Scope) in Tracked("in \(scope.key?.description ?? "root")", log: log) }
+        _ = container.resolve(Tracked.self, key: "s1")
+        _ = container.resolve(Tracked.self)
+        _ = container.openScope("child").resolve(Tracked.self)
+        _ = container.resolve(Tracked.self, key: "s2")
+        container.dispose()
+        #expect(log.events == ["dispose in child", "dispose s2", "dispose in root", "dispose s1"])
+        #expect(container.resolve(Tracked.self, key: "s1") == nil)
+        #expect(container.openScope("late").isDisposed)
+    }
+
+    @Test func onDisposeHooksRunAndAFailingOneDoesNotStopTheOthers() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Foo.self, reuse: .inScope, key: 1) { Foo() }.onDispose { _ in log.append("hook 1") }
+        container.register(Foo.self, reuse: .inScope, key: 2) { Foo() }.onDispose { _ in throw Boom() }
+        container.register(Foo.self, reuse: .inScope, key: 3) { Foo() }.onDispose { _ in log.append("hook 3") }
+        let scope = container.openScope("s")
+        for key in 1...3 { _ = scope.resolve(Foo.self, key: key) }
+        let failures = scope.dispose()
+        #expect(log.events == ["hook 3", "hook 1"])
+        #expect(failures.count == 1)
+        #expect(failures.first?.service.key == AnyHashable(2))
+        #expect(failures.first?.description.contains("boom") == true)
+    }
+
+    @Test func onDisposeReplacesDisposable() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .inScope) { Tracked("t", log: log) }
+            .onDispose { tracked in log.append("hook \(tracked.name)") }
+        let scope = container.openScope(1)
+        _ = scope.resolve(Tracked.self)
+        scope.dispose()
+        #expect(log.events == ["hook t"])
+    }
+
+    @Test func scopeLocalValuesResolveInTheScopeAndBelowOnly() throws {
+        struct Request: Sendable { let id: Int }
+        let container = Container()
+        container.register(Request.self) { Request(id: 0) }
+        let request = container.openScope("request")
+        let nested = request.openScope("nested")
+        let sibling = container.openScope("sibling")
+        request.provide(Request(id: 42))
+        request.provide(Request(id: 7), key: "other")
+
+        #expect(try request.require(Request.self).id == 42)
+        #expect(try nested.require(Request.self).id == 42, "scopes below see it")
+        #expect(try sibling.require(Request.self).id == 0, "elsewhere the registration answers")
+        #expect(try container.require(Request.self).id == 0)
+        #expect(try nested.require(Request.self, key: "other").id == 7)
+        #expect(sibling.resolve(Request.self, key: "other") == nil)
+        nested.provide(Request(id: 1))
+        #expect(try nested.require(Request.self).id == 1, "the nearest scope wins")
+        #expect(try request.require(Request.self).id == 42)
+    }
+
+    @Test func scopeLocalValueDependenciesReachInScopeFactories() throws {
+        struct Request: Sendable { let id: Int }
+        final class Logger: @unchecked Sendable {
+            let requestID: Int
+            init(requestID: Int) { self.requestID = requestID }
+        }
+        let container = Container()
+        container.register(Logger.self, reuse: .inScope) { scope in Logger(requestID: try scope.require(Request.self).id) }
+        let request = container.openScope(5)
+        request.provide(Request(id: 5))
+        #expect(try request.require(Logger.self).requestID == 5)
+        let error = #expect(throws: ResolutionError.self) { try container.require(Logger.self) }
+        #expect(error?.code == .notRegistered)
+    }
+
+    @Test func deepScopeTreesDisposeWithoutRecursion() {
+        let container = Container()
+        var scope = container.openScope(0)
+        let top = scope
+        for depth in 1...20_000 { scope = scope.openScope(depth) }
+        top.dispose()
+        #expect(scope.isDisposed)
+    }
+
+    @Test func releasingTheContainerDisposesIt() {
+        let log = EventLog()
+        var container: Container? = Container()
+        container?.register(Tracked.self, reuse: .singleton) { Tracked("single", log: log) }
+        _ = container?.resolve(Tracked.self)
+        container = nil
+        #expect(log.events == ["dispose single"])
+    }
+}
