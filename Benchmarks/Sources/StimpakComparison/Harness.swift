@@ -1,0 +1,129 @@
+import Foundation
+
+// MARK: - The sink: every result escapes here, so the optimizer can't delete the work that made it.
+
+/// One thread's sink, padded to its own cache lines so that two threads' stores don't share one.
+final class Sink: @unchecked Sendable {  // each instance is written by one thread only
+    var value: AnyObject?
+    private var padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+}
+
+/// The main thread's sink.
+let mainSink = Sink()
+
+/// Stores `value` where the optimizer can't see it die: an opaque call and a store to memory that
+/// outlives the loop. Releasing the previous value here is what a caller that drops its result pays too.
+@inline(never)
+func sink(_ value: AnyObject) {
+    mainSink.value = value
+}
+
+@inline(never)
+func sink(_ value: AnyObject, into sink: Sink) {
+    sink.value = value
+}
+
+// MARK: - Timing
+
+struct Settings {
+    /// Repetitions per measurement; the median is reported.
+    var repetitions: Int
+    /// Wall time one repetition aims at, in nanoseconds (iterations are calibrated to it).
+    var targetNanoseconds: Double
+    /// Fixed iteration count instead of calibration (quick mode).
+    var fixedIterations: Int?
+
+    static let full = Settings(repetitions: 7, targetNanoseconds: 40_000_000, fixedIterations: nil)
+    static let quick = Settings(repetitions: 3, targetNanoseconds: 0, fixedIterations: 20)
+}
+
+@inline(__always)
+func now() -> UInt64 {
+    DispatchTime.now().uptimeNanoseconds
+}
+
+/// Nanoseconds that `body(iterations)` takes.
+@inline(__always)
+func time(_ iterations: Int, _ body: (Int) -> Void) -> Double {
+    let start = now()
+    body(iterations)
+    return Double(now() - start)
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// The iteration count that makes one repetition of `body` take about `settings.targetNanoseconds`.
+func calibrate(_ settings: Settings, _ body: (Int) -> Void) -> Int {
+    if let fixed = settings.fixedIterations { return fixed }
+    var iterations = 1
+    while true {
+        let elapsed = time(iterations, body)
+        if elapsed >= 2_000_000 || iterations >= 1 << 30 {
+            return max(1, Int(Double(iterations) * settings.targetNanoseconds / max(elapsed, 1)))
+        }
+        iterations *= 10
+    }
+}
+
+/// Median ns/op of each body. Each body loops `n` times itself (no call per operation); the bodies
+/// run interleaved, one repetition of each in turn, so that drift on a busy machine hits them alike.
+func measure(_ settings: Settings, _ bodies: [(Int) -> Void]) -> [Double] {
+    let counts = bodies.map { calibrate(settings, $0) }
+    for (body, count) in zip(bodies, counts) { body(count) }  // warm-up
+    var samples = [[Double]](repeating: [], count: bodies.count)
+    for _ in 0..<settings.repetitions {
+        for index in bodies.indices {
+            samples[index].append(time(counts[index], bodies[index]) / Double(counts[index]))
+        }
+    }
+    return samples.map(median)
+}
+
+// MARK: - Threads
+
+/// Runs `body(iterations, sink)` on `threads` new threads released at once; returns the wall time from
+/// the release until the last finished, in nanoseconds.
+func runOnThreads(_ threads: Int, iterations: Int, _ body: @escaping @Sendable (Int, Sink) -> Void) -> Double {
+    let ready = DispatchSemaphore(value: 0)
+    let go = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<threads {
+        let thread = Thread {
+            let sink = Sink()
+            ready.signal()
+            go.wait()
+            body(iterations, sink)
+            done.signal()
+        }
+        thread.start()
+    }
+    for _ in 0..<threads { ready.wait() }
+    let start = now()
+    for _ in 0..<threads { go.signal() }
+    for _ in 0..<threads { done.wait() }
+    return Double(now() - start)
+}
+
+/// Aggregate ns/op (wall time ÷ all threads' operations), median of the repetitions, for 1 and 2 threads.
+func measureThreads(_ settings: Settings, _ body: @escaping @Sendable (Int, Sink) -> Void) -> (one: Double, two: Double) {
+    let calibrationSink = Sink()
+    let iterations = calibrate(settings) { body($0, calibrationSink) }
+    _ = runOnThreads(2, iterations: iterations, body)  // warm-up
+    var one: [Double] = []
+    var two: [Double] = []
+    for _ in 0..<settings.repetitions {
+        one.append(runOnThreads(1, iterations: iterations, body) / Double(iterations))
+        two.append(runOnThreads(2, iterations: iterations, body) / Double(2 * iterations))
+    }
+    return (median(one), median(two))
+}
+
+/// Lets a non-`Sendable` value (Swinject's synchronized resolver, which is thread-safe) cross into threads.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+}
