@@ -1,0 +1,221 @@
+import Testing
+import Stimpak
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A one-shot signal that threads can wait on, with a deadline so that a bug fails the test instead of
+/// hanging it.
+final class Signal: @unchecked Sendable {  // `isSet` is guarded by `lock`
+    private let lock = TestLock()
+    private var isSet = false
+
+    func fire() { lock.withLock { isSet = true } }
+
+    /// Waits up to `seconds`; returns whether the signal fired.
+    @discardableResult
+    func wait(seconds: Double = 10) -> Bool {
+        let deadline = seconds * 1_000
+        var waited = 0.0
+        while !lock.withLock({ isSet }) {
+            if waited >= deadline { return false }
+            usleep(1_000)
+            waited += 1
+        }
+        return true
+    }
+}
+
+final class Counter: @unchecked Sendable {  // `value` is guarded by `lock`
+    private let lock = TestLock()
+    private var storage = 0
+    func increment() { lock.withLock { storage += 1 } }
+    var value: Int { lock.withLock { storage } }
+}
+
+@Suite struct ConcurrencyTests {
+    static let threads = 8
+
+    @Test(arguments: [Reuse.singleton, Reuse.inScope])
+    func reusedFactoryRunsExactlyOnceUnderContention(reuse: Reuse) {
+        for round in 0..<50 {
+            let made = Counter()
+            let container = Container()
+            container.register(Foo.self, reuse: reuse) { () -> Foo in
+                made.increment()
+                usleep(200)  // widen the window in which the others arrive
+                return Foo()
+            }
+            let scope = container.openScope(round)
+            let results = ResultBox(count: Self.threads)
+            hammer(threads: Self.threads) { index in
+                results.set(index, scope.resolve(Foo.self))
+            }
+            #expect(made.value == 1)
+            #expect(results.allSame, "every thread got the one instance")
+        }
+    }
+
+    @Test func oneInstancePerArgumentValueUnderContention() {
+        let made = Counter()
+        let container = Container()
+        // Chaining onto a one-argument registration doesn't type-check (a limit of parameter-pack inference).
+        let byName = container.register(Person.self, reuse: .inScope) { (name: String) -> Person in
+            made.increment()
+            return Person(name, "")
+        }
+        byName.compareArgsByValue()
+        container.register(Person.self, reuse: .inScope) { (name: String, n: Int) -> Person in
+            made.increment()
+            return Person(name, "\(n)")
+        }
+        .compareArgsBy { $0 == $1 }
+        let scope = container.openScope("s")
+        hammer(threads: Self.threads) { index in
+            for i in 0..<200 {
+                let name = "p\((i + index) % 10)"
+                _ = scope.resolve(Person.self, name)
+                _ = scope.resolve(Person.self, (name, i % 3))
+            }
+        }
+        #expect(made.value == 10 + 30)
+    }
+
+    @Test func scopesOpenedAndDisposedWhileOthersResolve() {
+        let log = EventLog()
+        let created = Counter()
+        let container = Container()
+        container.register(Clock.self, reuse: .singleton)
+        container.register(Tracked.self, reuse: .inScope) { (scope: Scope) -> Tracked in
+            created.increment()
+            _ = try scope.require(Clock.self)
+            return Tracked("t", log: log)
+        }
+        container.register(Person.self) { scope in Person(try scope.require(Tracked.self).name, "") }
+        let shared = container.openScope("shared")
+        hammer(threads: Self.threads) { index in
+            for i in 0..<300 {
+                switch (index + i) % 3 {
+                case 0:
+                    let scope = container.openScope("request-\(index)-\(i)")
+                    _ = scope.resolve(Person.self)
+                    _ = scope.openScope("nested").resolve(Tracked.self)
+                    scope.dispose()
+                case 1:
+                    _ = shared.resolve(Person.self)
+                    _ = container.resolve(Clock.self)
+                default:
+                    // Several threads open and dispose the same key at once.
+                    let scope = container.openScope("contended-\(i % 4)")
+                    _ = scope.resolve(Tracked.self)
+                    container.disposeScope("contended-\(i % 4)")
+                }
+            }
+        }
+        container.dispose()
+        #expect(log.count(of: "dispose t") == created.value, "every instance made was disposed exactly once")
+    }
+
+    @Test func registeringAndUnregisteringWhileOthersResolve() {
+        let container = Container()
+        container.register(Foo.self, reuse: .singleton) { Foo() }
+        hammer(threads: Self.threads) { index in
+            for i in 0..<500 {
+                if index == 0 {
+                    container.register(Person.self, key: i % 5, ifAlreadyRegistered: .replace) { Person("\(i)", "") }
+                    container.unregister(Person.self, key: (i + 2) % 5)
+                } else {
+                    _ = container.resolve(Person.self, key: i % 5)
+                    #expect(container.resolve(Foo.self) != nil)
+                }
+            }
+        }
+    }
+
+    @Test func unrelatedFactoriesDoNotWaitForEachOther() {
+        let bIsMade = Signal()
+        let aSawB = Counter()
+        let container = Container()
+        container.register(A.self, reuse: .singleton) { () -> A in
+            // A's factory is still running while another thread makes B: no container-wide lock is held.
+            if bIsMade.wait() { aSawB.increment() }
+            return A(nil)
+        }
+        container.register(B.self, reuse: .singleton) { () -> B in
+            defer { bIsMade.fire() }
+            return B(nil)
+        }
+        hammer(threads: 2) { index in
+            if index == 0 { _ = container.resolve(A.self) } else { _ = container.resolve(B.self) }
+        }
+        #expect(aSawB.value == 1)
+    }
+
+    @Test func aCycleAcrossTwoThreadsIsReportedNotDeadlocked() {
+        let aStarted = Signal()
+        let bStarted = Signal()
+        let container = Container()
+        container.register(A.self, reuse: .singleton) { scope -> A in
+            aStarted.fire()
+            bStarted.wait()
+            return A(try scope.require(B.self))
+        }
+        container.register(B.self, reuse: .singleton) { scope -> B in
+            bStarted.fire()
+            aStarted.wait()
+            return B(try scope.require(A.self))
+        }
+        let codes = ResultBox(count: 2)
+        hammer(threads: 2) { index in
+            do throws(ResolutionError) {
+                if index == 0 { _ = try container.require(A.self) } else { _ = try container.require(B.self) }
+                codes.set(index, "resolved")
+            } catch {
+                codes.set(index, error.code.description)
+            }
+        }
+        #expect(codes.values == ["dependencyCycle", "dependencyCycle"])
+    }
+
+    @Test func nestedResolutionsFromManyThreads() {
+        let made = Counter()
+        let container = Container()
+        container.register(Clock.self, reuse: .singleton)
+        container.register(B.self, reuse: .inScope) { scope -> B in
+            made.increment()
+            _ = try scope.require(Clock.self)
+            return B(nil)
+        }
+        container.register(A.self) { scope in A(try scope.require(B.self)) }
+        let scopes = (0..<4).map { container.openScope($0) }
+        hammer(threads: Self.threads) { index in
+            for i in 0..<500 {
+                #expect(scopes[(index + i) % 4].resolve(A.self) != nil)
+            }
+        }
+        #expect(made.value == 4)
+    }
+}
+
+/// Per-thread results, compared after the threads are joined.
+final class ResultBox: @unchecked Sendable {  // `storage` is guarded by `lock`
+    private let lock = TestLock()
+    private var storage: [Any?]
+
+    init(count: Int) { storage = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ value: Any?) { lock.withLock { storage[index] = value } }
+
+    var values: [String] { lock.withLock { storage.map { $0.map { "\($0)" } ?? "nil" } } }
+
+    var allSame: Bool {
+        lock.withLock {
+            let objects = storage.compactMap { $0 as AnyObject? }
+            guard objects.count == storage.count, let first = objects.first else { return false }
+            return objects.allSatisfy { $0 === first }
+        }
+    }
+}
