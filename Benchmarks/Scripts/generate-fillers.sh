@@ -10,7 +10,7 @@ out=Sources/StimpakFixtures/Fillers.swift
     echo "// $count distinct types to fill a registry."
     echo ""
     echo "/// A type that exists only to be registered."
-    echo "public protocol Filler: AnyObject { init() }"
+    echo "public protocol Filler: AnyObject, Sendable { init() }"
     echo ""
     i=0
     while [ "$i" -lt "$count" ]; do

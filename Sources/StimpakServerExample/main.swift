@@ -1,1 +1,151 @@
-print("placeholder")
+// A simulated server: a few hundred requests handled at once, each in its own Stimpak scope.
+//
+//   swift run stimpak-server-example
+//
+// Each request scope holds the request itself (put there with `provide`), an `.inScope` database
+// session and a logger tagged with the request id; the connection pool and the configuration are
+// singletons shared by every request. Disposing the request's scope closes its session and logger.
+import Foundation
+import Stimpak
+
+// MARK: - Services
+
+struct Request: Sendable {
+    let id: Int
+    let path: String
+}
+
+final class Configuration: Sendable {
+    let databaseURL = "postgres://localhost/shop"
+}
+
+/// Shared by every request: a singleton.
+final class ConnectionPool: Sendable {
+    let configuration: Configuration
+    init(configuration: Configuration) { self.configuration = configuration }
+}
+
+/// One per request: `.inScope`, closed when the request's scope is disposed.
+final class DatabaseSession: Disposable, Sendable {
+    let pool: ConnectionPool
+    let requestID: Int
+    let events: EventLog
+    init(pool: ConnectionPool, requestID: Int, events: EventLog) {
+        self.pool = pool
+        self.requestID = requestID
+        self.events = events
+    }
+    func dispose() { events.record(requestID, "DatabaseSession closed") }
+}
+
+/// One per request, tagged with its id.
+final class Logger: Disposable, Sendable {
+    let requestID: Int
+    let events: EventLog
+    init(requestID: Int, events: EventLog) {
+        self.requestID = requestID
+        self.events = events
+    }
+    func log(_ message: String) { events.record(requestID, "log: \(message)") }
+    func dispose() { events.record(requestID, "Logger flushed") }
+}
+
+/// Transient: a new handler for every request.
+final class OrderHandler: Disposable, Sendable {
+    let session: DatabaseSession
+    let logger: Logger
+    init(session: DatabaseSession, logger: Logger) {
+        self.session = session
+        self.logger = logger
+    }
+    func handle(_ request: Request) -> String {
+        logger.log("GET \(request.path)")
+        return "order \(request.id)"
+    }
+    func dispose() {}
+}
+
+/// Records what happens to one request (the one being traced), from any thread.
+final class EventLog: @unchecked Sendable {  // `events` is guarded by `lock`
+    private let lock = NSLock()
+    private var events: [String] = []
+    let tracedRequest: Int
+
+    init(tracedRequest: Int) { self.tracedRequest = tracedRequest }
+
+    func record(_ requestID: Int, _ event: String) {
+        guard requestID == tracedRequest else { return }
+        lock.lock()
+        events.append(event)
+        lock.unlock()
+    }
+
+    var recorded: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return events
+    }
+}
+
+// MARK: - Registrations
+
+let requestCount = 300
+let events = EventLog(tracedRequest: 7)
+let container = Container()
+
+container.register(Configuration.self, reuse: .singleton) { Configuration() }
+container.register(ConnectionPool.self, reuse: .singleton) { scope in
+    ConnectionPool(configuration: try scope.require(Configuration.self))
+}
+container.register(DatabaseSession.self, reuse: .inScope) { scope in
+    DatabaseSession(
+        pool: try scope.require(ConnectionPool.self), requestID: try scope.require(Request.self).id, events: events)
+}
+container.register(Logger.self, reuse: .inScope) { scope in
+    Logger(requestID: try scope.require(Request.self).id, events: events)
+}
+container.register(OrderHandler.self) { scope in
+    OrderHandler(session: try scope.require(DatabaseSession.self), logger: try scope.require(Logger.self))
+}
+
+// MARK: - Serving
+
+struct Outcome: Sendable {
+    let pool: ObjectIdentifier
+    let session: ObjectIdentifier
+    let sessionIsReusedWithinRequest: Bool
+    let response: String
+}
+
+func serve(_ request: Request) throws -> Outcome {
+    let scope = container.openScope("request-\(request.id)")
+    defer { scope.dispose() }
+    scope.provide(request)
+    let handler = try scope.require(OrderHandler.self)
+    let again = try scope.require(DatabaseSession.self)
+    return Outcome(
+        pool: ObjectIdentifier(handler.session.pool),
+        session: ObjectIdentifier(handler.session),
+        sessionIsReusedWithinRequest: again === handler.session,
+        response: handler.handle(request))
+}
+
+let outcomes = try await withThrowingTaskGroup(of: Outcome.self) { group in
+    for id in 1...requestCount {
+        group.addTask { try serve(Request(id: id, path: "/orders/\(id)")) }
+    }
+    var outcomes: [Outcome] = []
+    for try await outcome in group { outcomes.append(outcome) }
+    return outcomes
+}
+
+let pools = Set(outcomes.map(\.pool))
+let sessions = Set(outcomes.map(\.session))
+print("Shared:      \(pools.count) ConnectionPool for \(outcomes.count) requests (singleton)")
+print("Per request: \(sessions.count) DatabaseSessions, one per request scope (.inScope);"
+    + " reused within its request: \(outcomes.allSatisfy(\.sessionIsReusedWithinRequest))")
+print("Request \(events.tracedRequest), in order:")
+for event in events.recorded { print("  - \(event)") }
+let failures = container.dispose()
+print("Summary: \(outcomes.count) requests served concurrently, \(pools.count) shared pool,"
+    + " \(sessions.count) sessions opened and closed, \(failures.count) disposal failures.")

@@ -90,8 +90,8 @@ final class Counter: @unchecked Sendable {  // `value` is guarded by `lock`
         let container = Container()
         container.register(Clock.self, reuse: .singleton)
         container.register(Tracked.self, reuse: .inScope) { (scope: Scope) -> Tracked in
+            _ = try scope.require(Clock.self)  // throws if another thread disposed the scope meanwhile
             created.increment()
-            _ = try scope.require(Clock.self)
             return Tracked("t", log: log)
         }
         container.register(Person.self) { scope in Person(try scope.require(Tracked.self).name, "") }

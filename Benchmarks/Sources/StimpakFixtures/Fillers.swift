@@ -2,7 +2,7 @@
 // 1000 distinct types to fill a registry.
 
 /// A type that exists only to be registered.
-public protocol Filler: AnyObject { init() }
+public protocol Filler: AnyObject, Sendable { init() }
 
 public final class Filler0: Filler { public init() {} }
 public final class Filler1: Filler { public init() {} }

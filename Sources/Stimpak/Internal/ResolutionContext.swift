@@ -67,6 +67,10 @@ final class ResolutionContext {
     func wait(for flight: InFlight, requested: ServiceKey) throws(ResolutionError) {
         let lock = Self.waitLock
         lock.lock()
+        if flight.isFinished {
+            lock.unlock()
+            return
+        }
         var owner: ResolutionContext? = flight.owner
         var chain: [ServiceKey] = [flight.resolver.serviceKey]
         while let current = owner {
@@ -75,7 +79,8 @@ final class ResolutionContext {
                 throw ResolutionError(
                     .dependencyCycle, requested: requested, path: pathKeys + chain)
             }
-            guard let next = current.waitingOn else { break }
+            // A finished flight's waiter is about to wake: it no longer blocks anyone.
+            guard let next = current.waitingOn, !next.isFinished else { break }
             chain.append(next.resolver.serviceKey)
             owner = next.owner
         }
@@ -90,10 +95,13 @@ final class ResolutionContext {
 
 /// One creation of a reused instance under way: the thread that runs the factory holds `latch`
 /// until it is done, and every other thread that wants the same instance waits on it.
-final class InFlight: @unchecked Sendable {  // `latch` is a lock; `owner` and `resolver` never change
+final class InFlight: @unchecked Sendable {
+    // `latch` is a lock; `owner` and `resolver` never change; `isFinished` is guarded by
+    // `ResolutionContext.waitLock`.
     let owner: ResolutionContext
     let resolver: any Registration
     private let latch = Lock()
+    var isFinished = false
 
     /// Made by the creating thread, which holds the latch from here until ``finish()``.
     init(owner: ResolutionContext, resolver: any Registration) {
@@ -104,6 +112,7 @@ final class InFlight: @unchecked Sendable {  // `latch` is a lock; `owner` and `
 
     /// Called by the creating thread once the slot holds the outcome.
     func finish() {
+        ResolutionContext.waitLock.withLock { isFinished = true }
         latch.unlock()
     }
 

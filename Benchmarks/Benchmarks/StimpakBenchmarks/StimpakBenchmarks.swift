@@ -1,0 +1,139 @@
+// Stimpak's resolve paths on ordo-one/benchmark: wall clock percentiles and malloc counts per operation.
+//
+//   swift package benchmark                                                    # run, print the tables
+//   swift package benchmark thresholds check                                   # compare with Thresholds/
+//   swift package --allow-writing-to-package-directory benchmark thresholds update   # rewrite Thresholds/
+//
+// Every benchmark loops 1,000 operations per iteration (`scalingFactor: .kilo`), so the figures are per
+// operation. A cached resolve (singleton, `.inScope` hit, keyed singleton) should allocate nothing; a
+// transient only its instance. The thresholds fail a check on any change in malloc count, and on a p90
+// wall clock more than 30 % off the committed one (this machine is noisy; timings are a guide).
+import Benchmark
+import Stimpak
+import StimpakFixtures
+
+final class Foo: Sendable { init() {} }
+final class Shared: Sendable { init() {} }
+final class KeyedShared: Sendable { init() {} }
+final class Scoped: Sendable { init() {} }
+final class Request: Sendable { init() {} }
+final class A: Sendable { init() {} }
+final class B: Sendable { init() {} }
+final class C: Sendable { init() {} }
+final class Root: Sendable {
+    let a: A
+    let b: B
+    let c: C
+    init(a: A, b: B, c: C) {
+        self.a = a
+        self.b = b
+        self.c = c
+    }
+}
+final class WithArgs: Sendable {
+    let s: String
+    let i: Int
+    init(s: String, i: Int) {
+        self.s = s
+        self.i = i
+    }
+}
+final class Target: Sendable { init() {} }
+
+func makeContainer() -> Container {
+    let container = Container()
+    container.register(Foo.self) { Foo() }
+    container.register(Shared.self, reuse: .singleton) { Shared() }
+    container.register(KeyedShared.self, reuse: .singleton, key: "x") { KeyedShared() }
+    container.register(Foo.self, key: "x") { Foo() }
+    container.register(Scoped.self, reuse: .inScope) { Scoped() }
+    container.register(Request.self, reuse: .inScope) { Request() }
+    container.register(A.self) { A() }
+    container.register(B.self) { B() }
+    container.register(C.self) { C() }
+    container.register(Root.self) { (scope: Scope) in
+        Root(a: try scope.require(A.self), b: try scope.require(B.self), c: try scope.require(C.self))
+    }
+    container.register(WithArgs.self) { (s: String, i: Int) in WithArgs(s: s, i: i) }
+    return container
+}
+
+private func registerFiller<T: Filler>(_ container: Container, _: T.Type) {
+    container.register(T.self) { T() }
+}
+
+/// 1,000 registrations of distinct generated types, plus `Target`.
+func makeLargeContainer() -> Container {
+    let container = Container()
+    for type in fillerTypes { registerFiller(container, type) }
+    container.register(Target.self) { Target() }
+    return container
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let thresholds: [BenchmarkMetric: BenchmarkThresholds] = [
+        .wallClock: .init(relative: [.p90: 30.0]),
+        .mallocCountTotal: .init(absolute: [.p90: 0]),
+    ]
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .mallocCountTotal],
+        timeUnits: .nanoseconds,
+        warmupIterations: 10,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(1),
+        maxIterations: 2_000,
+        thresholds: thresholds
+    )
+
+    let container = makeContainer()
+    let largeContainer = makeLargeContainer()
+    let openScope = container.openScope("benchmark")
+    _ = openScope.resolve(Scoped.self)
+    _ = container.resolve(Shared.self)
+    _ = container.resolve(KeyedShared.self, key: "x")
+
+    Benchmark("Hand-written Foo()") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(Foo()) }
+    }
+    Benchmark("Transient resolve") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(container.resolve(Foo.self)!) }
+    }
+    Benchmark("Singleton resolve") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(container.resolve(Shared.self)!) }
+    }
+    Benchmark("inScope resolve, cached") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(openScope.resolve(Scoped.self)!) }
+    }
+    Benchmark("Keyed singleton resolve") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(container.resolve(KeyedShared.self, key: "x")!) }
+    }
+    Benchmark("Keyed transient resolve") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(container.resolve(Foo.self, key: "x")!) }
+    }
+    Benchmark("Transient with 3 dependencies") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(container.resolve(Root.self)!) }
+    }
+    Benchmark("Two runtime arguments") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(container.resolve(WithArgs.self, ("a", 1))!) }
+    }
+    Benchmark("Request cycle") { benchmark in
+        for id in benchmark.scaledIterations {
+            let scope = container.openScope(id)
+            blackHole(scope.resolve(Request.self)!)
+            blackHole(scope.resolve(Request.self)!)
+            scope.dispose()
+        }
+    }
+    Benchmark("Transient resolve, 1,000 registrations") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(largeContainer.resolve(Target.self)!) }
+    }
+    Benchmark(
+        "Cold start, 1,000 registrations",
+        configuration: .init(scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 200)
+    ) { benchmark in
+        for _ in benchmark.scaledIterations {
+            let container = makeLargeContainer()
+            blackHole(container.openScope(1).resolve(Target.self)!)
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import Stimpak
+import StimpakFixtures
+import Swinject
+
+/// One line of the table: ns/op for each way, and the goal Stimpak is held to.
+struct Row {
+    var label: String
+    var floor: Double?
+    var swinject: Double?
+    var stimpak: Double?
+    var goal: String = "—"
+    var outcome: String = ""
+}
+
+func runComparison(settings: Settings) {
+    let stimpak = makeStimpak()
+    let swinject = makeSwinject()
+    let largeStimpak = makeLargeStimpak()
+    let largeSwinject = makeLargeSwinject()
+    verify(stimpak, swinject, largeStimpak, largeSwinject)
+
+    var rows: [Row] = []
+
+    // 1. transient, no dependencies
+    let r1 = measure(settings, [
+        { n in for _ in 0..<n { sink(Foo1()) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(Foo1.self)!) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(Foo1.self)!) } },
+    ])
+    rows.append(goal(Row(label: "1. transient, no dependencies", floor: r1[0], swinject: r1[1], stimpak: r1[2]),
+                     "≤ 2.0× floor", atMost: 2.0))
+
+    // 2. singleton, already created; 2b. the same against a stored reference read
+    let r2 = measure(settings, [
+        { n in for _ in 0..<n { sink(Foo2()) } },
+        { n in for _ in 0..<n { sink(storedFoo2) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(Foo2.self)!) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(Foo2.self)!) } },
+    ])
+    rows.append(goal(Row(label: "2. singleton, already created (floor `Foo()`)", floor: r2[0], swinject: r2[2], stimpak: r2[3]),
+                     "≤ 1.5× `Foo()`", atMost: 1.5))
+    rows.append(Row(label: "2b. singleton (floor: stored reference read)", floor: r2[1], swinject: r2[2], stimpak: r2[3]))
+
+    // 3. transient with three transient dependencies, resolved through the scope the factory receives
+    let r3 = measure(settings, [
+        { n in for _ in 0..<n { sink(Root3(a: A3(), b: B3(), c: C3())) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(Root3.self)!) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(Root3.self)!) } },
+    ])
+    rows.append(goal(Row(label: "3. transient with 3 transient dependencies", floor: r3[0], swinject: r3[1], stimpak: r3[2]),
+                     "≤ 2.0× floor", atMost: 2.0))
+
+    // 4. two runtime arguments
+    let r4 = measure(settings, [
+        { n in for _ in 0..<n { sink(WithArgs4(s: "a", i: 1)) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(WithArgs4.self, arguments: "a", 1)!) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(WithArgs4.self, ("a", 1))!) } },
+    ])
+    rows.append(goal(Row(label: "4. two runtime arguments", floor: r4[0], swinject: r4[1], stimpak: r4[2]),
+                     "≤ 2.0× floor", atMost: 2.0))
+
+    // 5. keyed (Swinject: name "x"), transient; 5b. keyed singleton
+    let r5 = measure(settings, [
+        { n in for _ in 0..<n { sink(Foo5()) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(Foo5.self, name: "x")!) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(Foo5.self, key: "x")!) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(Foo5S.self, name: "x")!) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(Foo5S.self, key: "x")!) } },
+    ])
+    rows.append(goal(Row(label: "5. keyed `key: \"x\"`, transient", floor: r5[0], swinject: r5[1], stimpak: r5[2]),
+                     "≤ 3.0× `Foo()`", atMost: 3.0))
+    rows.append(Row(label: "5b. keyed `key: \"x\"`, singleton (floor `Foo()`)", floor: r5[0], swinject: r5[3], stimpak: r5[4]))
+
+    // 6. request cycle: open a scope, resolve an `.inScope` service twice, dispose the scope
+    let r6 = measure(settings, [
+        { n in
+            for _ in 0..<n {
+                let request = Request6()
+                sink(request)
+                sink(request)
+            }
+        },
+        { n in
+            for _ in 0..<n {
+                let request = swinjectRequest(parent: swinject)
+                sink(request.resolve(Request6.self)!)
+                sink(request.resolve(Request6.self)!)
+            }
+        },
+        { n in
+            for id in 0..<n {
+                let request = stimpak.openScope(id)
+                sink(request.resolve(Request6.self)!)
+                sink(request.resolve(Request6.self)!)
+                request.dispose()
+            }
+        },
+    ])
+    rows.append(goal(Row(label: "6. request cycle: open scope, 2 × `.inScope`, dispose", floor: r6[0], swinject: r6[1], stimpak: r6[2]),
+                     "≤ 30× `Foo()`", atMost: 30))
+
+    // 7. 1,000 registrations: transient resolve against scenario 1 (measured again alongside), cold start
+    let r7 = measure(settings, [
+        { n in for _ in 0..<n { sink(Foo7()) } },
+        { n in for _ in 0..<n { sink(largeSwinject.resolve(Foo7.self)!) } },
+        { n in for _ in 0..<n { sink(largeStimpak.resolve(Foo7.self)!) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(Foo1.self)!) } },
+    ])
+    var row7 = Row(label: "7. transient, 1,000 registrations", floor: r7[0], swinject: r7[1], stimpak: r7[2])
+    row7.goal = "within 10 % of #1"
+    let change = (r7[2] / r7[3] - 1) * 100
+    row7.outcome = String(format: "%+.1f %% vs %.1f ns %@", change, r7[3], abs(change) <= 10 ? "✅" : "❌")
+    rows.append(row7)
+
+    let coldSettings = Settings(
+        repetitions: settings.repetitions, targetNanoseconds: settings.targetNanoseconds * 4,
+        fixedIterations: settings.fixedIterations.map { max(1, $0 / 10) })
+    let r7b = measure(coldSettings, [
+        { n in
+            for _ in 0..<n {
+                let container = makeLargeSwinject()
+                let request = Swinject.Container(parent: container)
+                sink(request.resolve(Foo7.self)!)
+            }
+        },
+        { n in
+            for _ in 0..<n {
+                let container = makeLargeStimpak()
+                let request = container.openScope(1)
+                sink(request.resolve(Foo7.self)!)
+            }
+        },
+    ])
+    rows.append(Row(label: "7b. cold start: register 1,000, open a scope, first resolve", floor: nil, swinject: r7b[0], stimpak: r7b[1]))
+
+    // 8. two threads resolving the same singleton at once, against one thread
+    let swinjectResolver = UncheckedSendable(value: swinject.synchronize())
+    let t8Floor = measureThreads(settings) { n, s in for _ in 0..<n { sink(storedFoo8, into: s) } }
+    let t8Swinject = measureThreads(settings) { n, s in
+        for _ in 0..<n { sink(swinjectResolver.value.resolve(Foo8.self)!, into: s) }
+    }
+    let t8Stimpak = measureThreads(settings) { n, s in for _ in 0..<n { sink(stimpak.resolve(Foo8.self)!, into: s) } }
+    rows.append(Row(label: "8a. singleton, 1 thread (floor: stored reference read)",
+                    floor: t8Floor.one, swinject: t8Swinject.one, stimpak: t8Stimpak.one))
+    var row8 = Row(label: "8b. singleton, 2 threads at once (wall ns ÷ all ops)",
+                   floor: t8Floor.two, swinject: t8Swinject.two, stimpak: t8Stimpak.two)
+    let scaling = t8Stimpak.one / t8Stimpak.two
+    row8.goal = "≥ 1.6× one thread's throughput"
+    row8.outcome = String(format: "%.2f× %@", scaling, scaling >= 1.6 ? "✅" : "❌")
+    rows.append(row8)
+
+    printTable(rows, settings: settings)
+    print("")
+    print(String(format: "Two threads' throughput ÷ one thread's (8b vs 8a): hand-written %.2f×, Swinject %.2f×, Stimpak %.2f×.",
+                 t8Floor.one / t8Floor.two, t8Swinject.one / t8Swinject.two, scaling))
+}
+
+/// Fills in `row`'s goal and whether Stimpak's ratio to the floor meets it.
+func goal(_ row: Row, _ text: String, atMost limit: Double) -> Row {
+    var row = row
+    row.goal = text
+    if let floor = row.floor, let stimpak = row.stimpak {
+        let ratio = stimpak / floor
+        row.outcome = String(format: "%.2f× %@", ratio, ratio <= limit ? "✅" : "❌")
+    }
+    return row
+}
+
+func printTable(_ rows: [Row], settings: Settings) {
+    func ns(_ value: Double?) -> String {
+        guard let value else { return "—" }
+        return value >= 10_000 ? String(format: "%.0f", value) : String(format: "%.1f", value)
+    }
+    func ratio(_ value: Double?, _ floor: Double?) -> String {
+        guard let value, let floor else { return "—" }
+        return String(format: "%.2f×", value / floor)
+    }
+    let mode = settings.fixedIterations == nil ? "" : " (--quick: tiny iteration counts, numbers meaningless)"
+    print("ns/op, median of \(settings.repetitions) repetitions\(mode)")
+    print("")
+    print("| scenario | hand-written | Swinject | Stimpak | Swinject ÷ floor | Stimpak ÷ floor | Stimpak goal | Stimpak vs goal |")
+    print("|---|---:|---:|---:|---:|---:|---|---|")
+    for row in rows {
+        print("| \(row.label) | \(ns(row.floor)) | \(ns(row.swinject)) | \(ns(row.stimpak)) | \(ratio(row.swinject, row.floor)) | \(ratio(row.stimpak, row.floor)) | \(row.goal) | \(row.outcome) |")
+    }
+}
+
+/// Checks, once and outside the timing, that each way does what the scenario says.
+func verify(_ stimpak: Stimpak.Container, _ swinject: Swinject.Container,
+            _ largeStimpak: Stimpak.Container, _ largeSwinject: Swinject.Container) {
+    precondition(stimpak.resolve(Foo1.self)! !== stimpak.resolve(Foo1.self)!, "transient")
+    precondition(stimpak.resolve(Foo2.self)! === stimpak.resolve(Foo2.self)!, "singleton")
+    precondition(swinject.resolve(Foo1.self)! !== swinject.resolve(Foo1.self)!, "Swinject transient")
+    precondition(swinject.resolve(Foo2.self)! === swinject.resolve(Foo2.self)!, "Swinject singleton")
+    let root = stimpak.resolve(Root3.self)!, swinjectRoot = swinject.resolve(Root3.self)!
+    precondition(root.a !== stimpak.resolve(Root3.self)!.a && swinjectRoot.a !== swinject.resolve(Root3.self)!.a)
+    let args = stimpak.resolve(WithArgs4.self, ("a", 1))!, swinjectArgs = swinject.resolve(WithArgs4.self, arguments: "a", 1)!
+    precondition(args.s == "a" && args.i == 1 && swinjectArgs.s == "a" && swinjectArgs.i == 1, "arguments")
+    precondition(stimpak.resolve(Foo5.self) == nil && stimpak.resolve(Foo5.self, key: "x") != nil, "keyed")
+    precondition(swinject.resolve(Foo5.self) == nil && swinject.resolve(Foo5.self, name: "x") != nil, "Swinject named")
+    precondition(stimpak.resolve(Foo5S.self, key: "x")! === stimpak.resolve(Foo5S.self, key: "x")!, "keyed singleton")
+
+    let scope1 = stimpak.openScope("one"), scope2 = stimpak.openScope("two")
+    precondition(scope1.resolve(Request6.self)! === scope1.resolve(Request6.self)!, "inScope: same in a scope")
+    precondition(scope1.resolve(Request6.self)! !== scope2.resolve(Request6.self)!, "inScope: one per scope")
+    scope1.dispose()
+    scope2.dispose()
+    let request1 = swinjectRequest(parent: swinject), request2 = swinjectRequest(parent: swinject)
+    precondition(request1.resolve(Request6.self)! === request1.resolve(Request6.self)!, "Swinject request: same")
+    precondition(request1.resolve(Request6.self)! !== request2.resolve(Request6.self)!, "Swinject request: one per request")
+
+    precondition(largeStimpak.registrations.count == 1_001, "1,000 fillers + Foo7")
+    precondition(largeStimpak.resolve(Foo7.self) != nil && largeSwinject.resolve(Foo7.self) != nil)
+    precondition(largeStimpak.resolve(Filler999.self) != nil && largeSwinject.resolve(Filler999.self) != nil)
+}
