@@ -30,10 +30,13 @@ final class DatabaseSession: Disposable, Sendable {
     let pool: ConnectionPool
     let requestID: Int
     let events: EventLog
+    let serial: Int
     init(pool: ConnectionPool, requestID: Int, events: EventLog) {
         self.pool = pool
         self.requestID = requestID
         self.events = events
+        self.serial = events.nextSerial()
+        events.record(requestID, "DatabaseSession #\(serial) opened")
     }
     func dispose() { events.record(requestID, "DatabaseSession closed") }
 }
@@ -45,6 +48,7 @@ final class Logger: Disposable, Sendable {
     init(requestID: Int, events: EventLog) {
         self.requestID = requestID
         self.events = events
+        events.record(requestID, "Logger[request \(requestID)] created")
     }
     func log(_ message: String) { events.record(requestID, "log: \(message)") }
     func dispose() { events.record(requestID, "Logger flushed") }
@@ -69,7 +73,15 @@ final class OrderHandler: Disposable, Sendable {
 final class EventLog: @unchecked Sendable {  // `events` is guarded by `lock`
     private let lock = NSLock()
     private var events: [String] = []
+    private var serials = 0
     let tracedRequest: Int
+
+    func nextSerial() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        serials += 1
+        return serials
+    }
 
     init(tracedRequest: Int) { self.tracedRequest = tracedRequest }
 
@@ -112,7 +124,7 @@ container.register(OrderHandler.self) { scope in
 
 struct Outcome: Sendable {
     let pool: ObjectIdentifier
-    let session: ObjectIdentifier
+    let session: Int
     let sessionIsReusedWithinRequest: Bool
     let response: String
 }
@@ -125,7 +137,7 @@ func serve(_ request: Request) throws -> Outcome {
     let again = try scope.require(DatabaseSession.self)
     return Outcome(
         pool: ObjectIdentifier(handler.session.pool),
-        session: ObjectIdentifier(handler.session),
+        session: handler.session.serial,
         sessionIsReusedWithinRequest: again === handler.session,
         response: handler.handle(request))
 }
@@ -144,7 +156,7 @@ let sessions = Set(outcomes.map(\.session))
 print("Shared:      \(pools.count) ConnectionPool for \(outcomes.count) requests (singleton)")
 print("Per request: \(sessions.count) DatabaseSessions, one per request scope (.inScope);"
     + " reused within its request: \(outcomes.allSatisfy(\.sessionIsReusedWithinRequest))")
-print("Request \(events.tracedRequest), in order:")
+print("Request \(events.tracedRequest), in order (its scope disposes in reverse order of creation):")
 for event in events.recorded { print("  - \(event)") }
 let failures = container.dispose()
 print("Summary: \(outcomes.count) requests served concurrently, \(pools.count) shared pool,"
