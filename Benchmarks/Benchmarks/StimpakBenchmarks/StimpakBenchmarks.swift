@@ -7,7 +7,11 @@
 // Every benchmark loops 1,000 operations per iteration (`scalingFactor: .kilo`), so the figures are per
 // operation. A cached resolve (singleton, `.inScope` hit, keyed singleton) should allocate nothing; a
 // transient only its instance. The thresholds fail a check on any change in malloc count, and on a p90
-// wall clock more than 30 % off the committed one (this machine is noisy; timings are a guide).
+// wall clock over three times the committed one: on this 2-core VM the same binary runs at 1× or 2×
+// speed from one process to the next (hash seed fixed or not), so wall clock catches only gross
+// regressions; the malloc counts are exact and stable.
+// Names have no spaces or slashes: benchmark 1.38.1 writes Thresholds/ files with those replaced by `_`
+// but looks them up by the raw name, so a name with a space never finds its thresholds.
 import Benchmark
 import Stimpak
 import StimpakFixtures
@@ -72,7 +76,7 @@ func makeLargeContainer() -> Container {
 
 let benchmarks: @Sendable () -> Void = {
     let thresholds: [BenchmarkMetric: BenchmarkThresholds] = [
-        .wallClock: .init(relative: [.p90: 30.0]),
+        .wallClock: .init(relative: [.p90: 200.0]),
         .mallocCountTotal: .init(absolute: [.p90: 0]),
     ]
     Benchmark.defaultConfiguration = .init(
@@ -92,31 +96,31 @@ let benchmarks: @Sendable () -> Void = {
     _ = container.resolve(Shared.self)
     _ = container.resolve(KeyedShared.self, key: "x")
 
-    Benchmark("Hand-written Foo()") { benchmark in
+    Benchmark("HandWrittenFoo") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(Foo()) }
     }
-    Benchmark("Transient resolve") { benchmark in
+    Benchmark("TransientResolve") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(container.resolve(Foo.self)!) }
     }
-    Benchmark("Singleton resolve") { benchmark in
+    Benchmark("SingletonResolve") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(container.resolve(Shared.self)!) }
     }
-    Benchmark("inScope resolve, cached") { benchmark in
+    Benchmark("InScopeResolveCached") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(openScope.resolve(Scoped.self)!) }
     }
-    Benchmark("Keyed singleton resolve") { benchmark in
+    Benchmark("KeyedSingletonResolve") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(container.resolve(KeyedShared.self, key: "x")!) }
     }
-    Benchmark("Keyed transient resolve") { benchmark in
+    Benchmark("KeyedTransientResolve") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(container.resolve(Foo.self, key: "x")!) }
     }
-    Benchmark("Transient with 3 dependencies") { benchmark in
+    Benchmark("TransientWith3Dependencies") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(container.resolve(Root.self)!) }
     }
-    Benchmark("Two runtime arguments") { benchmark in
+    Benchmark("TwoRuntimeArguments") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(container.resolve(WithArgs.self, ("a", 1))!) }
     }
-    Benchmark("Request cycle") { benchmark in
+    Benchmark("RequestCycle") { benchmark in
         for id in benchmark.scaledIterations {
             let scope = container.openScope(id)
             blackHole(scope.resolve(Request.self)!)
@@ -124,11 +128,11 @@ let benchmarks: @Sendable () -> Void = {
             scope.dispose()
         }
     }
-    Benchmark("Transient resolve, 1,000 registrations") { benchmark in
+    Benchmark("TransientResolve1000Registrations") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(largeContainer.resolve(Target.self)!) }
     }
     Benchmark(
-        "Cold start, 1,000 registrations",
+        "ColdStart1000Registrations",
         configuration: .init(scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 200)
     ) { benchmark in
         for _ in benchmark.scaledIterations {
