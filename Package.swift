@@ -9,7 +9,9 @@ let package = Package(
         .executable(name: "stimpak-server-example", targets: ["StimpakServerExample"]),
     ],
     targets: [
-        .target(name: "Stimpak"),
+        // The atomics of the lock-free resolve path (see ARCHITECTURE.md): C, so that no package is needed.
+        .target(name: "CStimpakAtomics"),
+        .target(name: "Stimpak", dependencies: ["CStimpakAtomics"]),
         .executableTarget(name: "StimpakServerExample", dependencies: ["Stimpak"]),
         .testTarget(name: "StimpakTests", dependencies: ["Stimpak"]),
     ],

@@ -9,6 +9,7 @@
 extension Container {
     /// Registers `(type, factory)` as `.transient`.
     @_disfavoredOverload
+    @inlinable
     public static func += <Service, each Arg>(
         container: Container, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service)
     ) {
@@ -17,6 +18,7 @@ extension Container {
 
     /// Registers `(type, factory, reuse)`.
     @_disfavoredOverload
+    @inlinable
     public static func += <Service, each Arg>(
         container: Container, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service, Reuse)
     ) {
@@ -25,6 +27,7 @@ extension Container {
 
     /// Registers `(type, factory, reuse, key)`.
     @_disfavoredOverload
+    @inlinable
     public static func += <Service, each Arg>(
         container: Container,
         registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service, Reuse, AnyHashable)
@@ -33,6 +36,7 @@ extension Container {
     }
 
     /// Registers `(type, factory)`, the factory receiving the resolving scope, as `.transient`.
+    @inlinable
     public static func += <Service, each Arg>(
         container: Container, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service)
     ) {
@@ -40,6 +44,7 @@ extension Container {
     }
 
     /// Registers `(type, factory, reuse)`, the factory receiving the resolving scope.
+    @inlinable
     public static func += <Service, each Arg>(
         container: Container, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service, Reuse)
     ) {
@@ -47,11 +52,13 @@ extension Container {
     }
 
     /// Registers an ``Instantiable`` `(type, reuse)`.
+    @inlinable
     public static func += <Service: Instantiable>(container: Container, registration: (Service.Type, Reuse)) {
         container.register(registration.0, reuse: registration.1)
     }
 
     /// Registers an ``Instantiable`` type as `.transient`.
+    @inlinable
     public static func += <Service: Instantiable>(container: Container, type: Service.Type) {
         container.register(type)
     }

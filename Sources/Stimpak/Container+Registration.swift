@@ -16,6 +16,7 @@ extension Container {
     ///   was skipped, the returned registration is not in the container.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult @_disfavoredOverload  // so that a closure taking a `Scope` first gets the scope
+    @inlinable
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         _ factory: @escaping @Sendable (repeat each Arg) throws -> Service,
@@ -44,6 +45,7 @@ extension Container {
     /// - Returns: The registration.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult
+    @inlinable
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         _ factory: @escaping @Sendable (Scope, repeat each Arg) throws -> Service,
@@ -67,6 +69,7 @@ extension Container {
     /// - Returns: The registration.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult
+    @inlinable
     public func register<Service: Instantiable, Failure: Error>(
         _ type: Service.Type,
         reuse: Reuse = .transient,
@@ -123,7 +126,8 @@ extension Container {
         registry.lock.withLock { registry.entries.values.compactMap { $0.registration?.serviceKey } }
     }
 
-    private func add<Service, Args, Failure: Error>(
+    @usableFromInline
+    func add<Service, Args, Failure: Error>(
         reuse: Reuse,
         key: AnyHashable?,
         policy: DuplicatePolicy<Failure>,
@@ -131,7 +135,7 @@ extension Container {
     ) throws(Failure) -> ServiceResolver<Service, Args> {
         // A replaced registration is handed out of the lock and released there, so that the deinits of
         // the instances it cached may resolve.
-        let (resolver, _) = try registry.lock.withLock {
+        let (resolver, _) = try registry.change {
             () throws(Failure) -> (ServiceResolver<Service, Args>, (any Registration)?) in
             let resolver = ServiceResolver(
                 key: key, reuse: reuse, index: registry.makeIndex(), registry: registry, factory: factory)
@@ -146,7 +150,7 @@ extension Container {
     }
 
     private func unregister(_ key: ServiceKey) -> Bool {
-        let removed = registry.lock.withLock {
+        let removed = registry.change {
             defer { registry.entries[key]?.registration = nil }
             return registry.entries[key]?.registration
         }

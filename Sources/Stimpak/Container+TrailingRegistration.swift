@@ -15,6 +15,7 @@ extension Container {
     /// - Returns: The registration.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult @_disfavoredOverload
+    @inlinable
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         reuse: Reuse,
@@ -34,6 +35,7 @@ extension Container {
     /// - Returns: The registration.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult @_disfavoredOverload
+    @inlinable
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         key: AnyHashable?,
@@ -51,6 +53,7 @@ extension Container {
     /// - Returns: The registration.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult @_disfavoredOverload
+    @inlinable
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure>,
@@ -73,6 +76,7 @@ extension Container {
     /// - Returns: The registration.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult
+    @inlinable
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         reuse: Reuse,
@@ -92,6 +96,7 @@ extension Container {
     /// - Returns: The registration.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult
+    @inlinable
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         key: AnyHashable?,
@@ -110,6 +115,7 @@ extension Container {
     /// - Returns: The registration.
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult
+    @inlinable
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure>,

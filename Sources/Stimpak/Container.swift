@@ -28,6 +28,7 @@ public final class Container: Resolving, Sendable {
     }
 
     /// The root scope, which the container resolves from.
+    @inlinable
     public var resolutionScope: Scope { root }
 
     /// The open child scope of the root with `key`, if any.

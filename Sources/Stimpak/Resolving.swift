@@ -8,17 +8,26 @@ public protocol Resolving: Sendable {
 }
 
 extension Resolving {
-    /// Resolves a service registered without arguments.
+    /// Resolves a service registered without arguments or key.
     ///
     /// ```swift
     /// let foo = container.resolve(Foo.self)
     /// let keyed = container.resolve(Foo.self, key: "A")
     /// ```
+    /// - Parameter type: The service type.
+    /// - Returns: The instance, or nil when it can't be resolved (``require(_:fileID:line:)`` says why).
+    @inlinable
+    public func resolve<Service>(_ type: Service.Type = Service.self) -> Service? {
+        try? resolutionScope.resolveInstance(Service.self, ())
+    }
+
+    /// Resolves a keyed service registered without arguments.
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key, or nil for the unkeyed registration.
     /// - Returns: The instance, or nil when it can't be resolved (``require(_:key:fileID:line:)`` says why).
-    public func resolve<Service>(_ type: Service.Type = Service.self, key: AnyHashable? = nil) -> Service? {
+    @inlinable
+    public func resolve<Service>(_ type: Service.Type = Service.self, key: AnyHashable?) -> Service? {
         try? resolutionScope.resolveInstance(Service.self, (), key: key)
     }
 
@@ -31,59 +40,118 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
-    ///   - key: The registration key, or nil.
     /// - Returns: The instance, or nil when it can't be resolved.
-    public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args, _ key: AnyHashable? = nil) -> Service? {
-        try? resolutionScope.resolveInstance(Service.self, arguments, key: key)
+    @inlinable
+    public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args) -> Service? {
+        try? resolutionScope.resolveInstance(Service.self, arguments)
     }
 
     /// Resolves a keyed service registered with runtime arguments.
     /// - Parameters:
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
-    ///   - key: The registration key.
+    ///   - key: The registration key, or nil.
     /// - Returns: The instance, or nil when it can't be resolved.
+    @inlinable
+    public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args, _ key: AnyHashable?) -> Service? {
+        try? resolutionScope.resolveInstance(Service.self, arguments, key: key)
+    }
+
+    /// Resolves a keyed service registered with runtime arguments, the key labelled.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key, or nil.
+    /// - Returns: The instance, or nil when it can't be resolved.
+    @inlinable
     public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args, key: AnyHashable?) -> Service? {
         try? resolutionScope.resolveInstance(Service.self, arguments, key: key)
     }
 
-    /// Resolves a service registered without arguments, or throws why it can't.
+    /// Resolves a service registered without arguments or key, or throws why it can't.
+    /// - Parameter type: The service type.
+    /// - Returns: The instance.
+    /// - Throws: ``ResolutionError``: nothing registered, a dependency cycle, a disposed scope, or a
+    ///   factory that threw.
+    @inlinable
+    public func require<Service>(
+        _ type: Service.Type = Service.self, fileID: String = #fileID, line: Int = #line
+    ) throws(ResolutionError) -> Service {
+        do {
+            return try resolutionScope.resolveInstance(Service.self, ())
+        } catch {
+            throw resolutionScope.explained(error, fileID: fileID, line: line)
+        }
+    }
+
+    /// Resolves a keyed service registered without arguments, or throws why it can't.
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key, or nil.
     /// - Returns: The instance.
-    /// - Throws: ``ResolutionError``: nothing registered, a dependency cycle, a disposed scope, or a
-    ///   factory that threw.
+    /// - Throws: ``ResolutionError``.
+    @inlinable
     public func require<Service>(
-        _ type: Service.Type = Service.self, key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line
+        _ type: Service.Type = Service.self, key: AnyHashable?, fileID: String = #fileID, line: Int = #line
     ) throws(ResolutionError) -> Service {
-        try resolutionScope.requireInstance(Service.self, (), key: key, fileID: fileID, line: line)
+        do {
+            return try resolutionScope.resolveInstance(Service.self, (), key: key)
+        } catch {
+            throw resolutionScope.explained(error, fileID: fileID, line: line)
+        }
     }
 
     /// Resolves a service registered with runtime arguments, or throws why it can't.
     /// - Parameters:
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
-    ///   - key: The registration key, or nil.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``.
+    @inlinable
     public func require<Service, Args>(
-        _ type: Service.Type, _ arguments: Args, _ key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line
+        _ type: Service.Type, _ arguments: Args, fileID: String = #fileID, line: Int = #line
     ) throws(ResolutionError) -> Service {
-        try resolutionScope.requireInstance(Service.self, arguments, key: key, fileID: fileID, line: line)
+        do {
+            return try resolutionScope.resolveInstance(Service.self, arguments)
+        } catch {
+            throw resolutionScope.explained(error, fileID: fileID, line: line)
+        }
     }
 
     /// Resolves a keyed service registered with runtime arguments, or throws why it can't.
     /// - Parameters:
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
-    ///   - key: The registration key.
+    ///   - key: The registration key, or nil.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``.
+    @inlinable
+    public func require<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, _ key: AnyHashable?, fileID: String = #fileID, line: Int = #line
+    ) throws(ResolutionError) -> Service {
+        do {
+            return try resolutionScope.resolveInstance(Service.self, arguments, key: key)
+        } catch {
+            throw resolutionScope.explained(error, fileID: fileID, line: line)
+        }
+    }
+
+    /// Resolves a keyed service registered with runtime arguments, the key labelled, or throws why it can't.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key, or nil.
+    /// - Returns: The instance.
+    /// - Throws: ``ResolutionError``.
+    @inlinable
     public func require<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?, fileID: String = #fileID, line: Int = #line
     ) throws(ResolutionError) -> Service {
-        try resolutionScope.requireInstance(Service.self, arguments, key: key, fileID: fileID, line: line)
+        do {
+            return try resolutionScope.resolveInstance(Service.self, arguments, key: key)
+        } catch {
+            throw resolutionScope.explained(error, fileID: fileID, line: line)
+        }
     }
 
     /// Opens a child scope of ``resolutionScope``, or returns the open child that already has `key`.
@@ -112,20 +180,17 @@ extension Resolving {
 }
 
 extension Scope {
-    func requireInstance<Service, Args>(
-        _ type: Service.Type, _ arguments: Args, key: AnyHashable?, fileID: String, line: Int
-    ) throws(ResolutionError) -> Service {
-        do {
-            return try resolveInstance(Service.self, arguments, key: key)
-        } catch var error {
-            if error.code == .notRegistered, error.registeredAlternatives.isEmpty {
-                error.registeredAlternatives = registry.lock.withLock { registry.alternatives(to: error.requested) }
-            }
-            if error.fileID.isEmpty {
-                error.fileID = fileID
-                error.line = line
-            }
-            throw error
+    /// `error` with what only `require` reports: the registered alternatives and the call site.
+    @usableFromInline
+    func explained(_ error: ResolutionError, fileID: String, line: Int) -> ResolutionError {
+        var error = error
+        if error.code == .notRegistered, error.registeredAlternatives.isEmpty {
+            error.registeredAlternatives = registry.lock.withLock { registry.alternatives(to: error.requested) }
         }
+        if error.fileID.isEmpty {
+            error.fileID = fileID
+            error.line = line
+        }
+        return error
     }
 }

@@ -1,10 +1,132 @@
+import CStimpakAtomics
+
 /// The resolve path. See ARCHITECTURE.md for the sketch.
 extension Scope {
-    /// Finds or makes the instance registered for (`Service`, `Args`, `key`).
+    /// Finds or makes the instance registered for (`Service`, `Args`) without a key.
     ///
-    /// Takes the container's lock once for the lookup and, for a reused service, the cache; a cached
-    /// instance is returned without allocating. Factories run with the lock released.
+    /// Inlined into the caller, so that it is specialized for `Service` and `Args`. A cached instance, or a
+    /// transient's factory, is found lock-free in the published lookup table; anything else (a first
+    /// creation, comparators, scope-local values, every error) takes the locked path.
+    @inlinable
+    func resolveInstance<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
+        let context = ResolutionContext.current
+        context.enterReadSection()
+        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self))
+        return try finish(found, arguments, context: context) { () throws(ResolutionError) in
+            try resolveLocked(Service.self, arguments, key: nil)
+        }
+    }
+
+    /// Finds or makes the instance registered for (`Service`, `Args`, `key`).
+    @inlinable
     func resolveInstance<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service {
+        guard let key else { return try resolveInstance(Service.self, arguments) }
+        let context = ResolutionContext.current
+        context.enterReadSection()
+        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), key: key)
+        return try finish(found, arguments, context: context) { () throws(ResolutionError) in
+            try resolveLocked(Service.self, arguments, key: key)
+        }
+    }
+
+    /// Completes a resolve from what the lock-free path found, leaving the read section.
+    @inlinable @inline(__always)
+    func finish<Service, Args>(
+        _ found: FastPath, _ arguments: Args, context: ResolutionContext,
+        orLocked locked: () throws(ResolutionError) -> Service
+    ) throws(ResolutionError) -> Service {
+        switch found {
+        case .cached(let box):
+            // The route was chosen for (`Service`, `Args`), so the box holds a `Service`.
+            let instance = Unmanaged<InstanceBox<Service>>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value }
+            context.exitReadSection()
+            return instance
+        case .transient(let registration):
+            // The table's key holds both type identities, so this is the registration's type.
+            let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration).takeUnretainedValue()
+            context.exitReadSection()
+            return try makeTransient(resolver, arguments, context: context)
+        case .locked:
+            context.exitReadSection()
+            return try locked()
+        }
+    }
+
+    /// Where the lock-free path found the unkeyed (`service`, `arguments`): a published instance, a
+    /// transient registration, or nothing it can serve. Call inside a read section: the pointers are valid
+    /// until it ends.
+    @usableFromInline
+    func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
+        guard stimpak_load(words) == 0,
+              let table = UnsafeMutableRawPointer(bitPattern: stimpak_load(registry.tableWord))
+        else { return .locked }
+        return Unmanaged<LookupTable>.fromOpaque(table)._withUnsafeGuaranteedRef { table in
+            fastPath(table.bucket(service, arguments))
+        }
+    }
+
+    /// The same for a keyed registration.
+    @usableFromInline
+    func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable) -> FastPath {
+        guard stimpak_load(words) == 0,
+              let table = UnsafeMutableRawPointer(bitPattern: stimpak_load(registry.tableWord))
+        else { return .locked }
+        return Unmanaged<LookupTable>.fromOpaque(table)._withUnsafeGuaranteedRef { table in
+            fastPath(table.bucket(service, arguments, key: key))
+        }
+    }
+
+    @inline(__always)
+    private func fastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>?) -> FastPath {
+        guard let bucket, let registration = bucket.pointee.registration, let rootWord = bucket.pointee.rootWord
+        else { return .locked }
+        let boxBits: UInt
+        switch bucket.pointee.route {
+        case .transient:
+            return .transient(registration.toOpaque())
+        case .root:
+            boxBits = stimpak_load(rootWord)
+        case .scoped:
+            if parent == nil {
+                boxBits = stimpak_load(rootWord)
+            } else if let slots = UnsafeMutableRawPointer(bitPattern: stimpak_load(words + 1)) {
+                let index = bucket.pointee.index
+                boxBits = Unmanaged<ScopeSlots>.fromOpaque(slots)._withUnsafeGuaranteedRef { $0.box(for: index) }
+            } else {
+                boxBits = 0
+            }
+        }
+        guard let box = UnsafeMutableRawPointer(bitPattern: boxBits) else { return .locked }
+        return .cached(box)
+    }
+
+    /// Calls a transient's factory with its registration on this thread's resolution path.
+    @inlinable
+    func makeTransient<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, context: ResolutionContext
+    ) throws(ResolutionError) -> Service {
+        try context.enter(resolver)
+        defer { context.leave() }
+        do {
+            return try resolver.factory(self, arguments)
+        } catch {
+            throw factoryFailure(error, of: resolver.serviceKey, context: context)
+        }
+    }
+
+    /// The error a factory threw, as a ``ResolutionError`` (a dependency's own failure passes through).
+    @usableFromInline
+    func factoryFailure(_ error: any Error, of key: ServiceKey, context: ResolutionContext) -> ResolutionError {
+        if let error = error as? ResolutionError { return error }
+        return ResolutionError(.factoryFailed, requested: key, path: context.pathKeys, underlyingError: error)
+    }
+
+    /// The locked path: takes the container's lock once for the lookup and, for a reused service, the
+    /// cache. Factories run with the lock released.
+    @usableFromInline
+    func resolveLocked<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
@@ -14,6 +136,7 @@ extension Scope {
             lock.unlock()
             throw failure(.scopeDisposed, requested, scopeKey: self.key)
         }
+        registry.publishTableIfNeeded()
         guard let entry = registry.entries[requested] else {
             lock.unlock()
             throw failure(.notRegistered, requested)
@@ -56,7 +179,9 @@ extension Scope {
         case .compared(let isEqual):
             slot = comparedSlot(in: cache, for: arguments, isEqual: isEqual)
         }
-        return try resolve(slot, of: resolver, arguments, owner: owner, requested: requested)
+        // Only the single slot of arguments-ignoring registrations is what the lock-free path reads.
+        let publishes = slot === cache.single
+        return try resolve(slot, of: resolver, arguments, owner: owner, requested: requested, publishes: publishes)
     }
 
     /// This scope's cache for `resolver`, made on first use. Call with the lock held.
@@ -103,7 +228,8 @@ extension Scope {
         of resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
         owner: Scope,
-        requested: ServiceKey
+        requested: ServiceKey,
+        publishes: Bool
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
         while true {
@@ -112,9 +238,9 @@ extension Scope {
                 throw failure(.scopeDisposed, requested, scopeKey: owner.key)
             }
             switch slot.state {
-            case .created(let instance):
+            case .created(let box):
                 lock.unlock()
-                return instance
+                return box.value
             case .initializing(let instance, let flight):
                 lock.unlock()
                 let context = ResolutionContext.current
@@ -135,7 +261,7 @@ extension Scope {
                 lock.unlock()
                 return try make(
                     resolver, arguments, in: owner, into: slot, flight: flight, onResolved: onResolved,
-                    onDispose: onDispose, context: context, requested: requested)
+                    onDispose: onDispose, context: context, requested: requested, publishes: publishes)
             }
         }
     }
@@ -151,7 +277,8 @@ extension Scope {
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: (@Sendable (Service) throws -> Void)?,
         context: ResolutionContext,
-        requested: ServiceKey
+        requested: ServiceKey,
+        publishes: Bool
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
         let instance: Service
@@ -167,7 +294,11 @@ extension Scope {
                 slot.state = .empty
                 return false
             }
-            slot.state = onResolved == nil ? .created(instance) : .initializing(instance, flight)
+            if onResolved == nil {
+                owner.store(instance, in: slot, of: resolver, publishes: publishes)
+            } else {
+                slot.state = .initializing(instance, flight)
+            }
             if let record { owner.disposals.append(record) }
             return true
         }
@@ -178,7 +309,7 @@ extension Scope {
         guard let onResolved else { return instance }
         // Cached first, so that whatever the callback resolves can get back to this instance.
         do {
-            try context.enter(resolver, requested: requested)
+            try context.enter(resolver)
             defer { context.leave() }
             try runCallback(onResolved, owner, instance, of: resolver, context: context)
         } catch {
@@ -191,8 +322,27 @@ extension Scope {
             try? record?.dispose()
             throw error
         }
-        lock.withLock { slot.state = .created(instance) }
+        lock.withLock {
+            // Disposed while the callback ran: the disposal has taken the record and the slot is gone.
+            guard !owner.isDisposedValue else { return }
+            owner.store(instance, in: slot, of: resolver, publishes: publishes)
+        }
         return instance
+    }
+
+    /// Caches a finished instance in `slot` of this scope and, when `publishes`, publishes it for the
+    /// lock-free path. Call with the lock held.
+    private func store<Service, Args>(
+        _ instance: Service, in slot: Slot<Service>, of resolver: ServiceResolver<Service, Args>, publishes: Bool
+    ) {
+        let box = InstanceBox(instance)
+        slot.state = .created(box)
+        guard publishes else { return }
+        if parent == nil {
+            stimpak_store(resolver.rootWord, box.word)
+        } else {
+            publish(box.word, index: resolver.index)
+        }
     }
 
     /// Runs a registration's factory (and, for a transient, its `resolved` callback) with the
@@ -204,7 +354,7 @@ extension Scope {
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         context: ResolutionContext
     ) throws(ResolutionError) -> Service {
-        try context.enter(resolver, requested: resolver.serviceKey)
+        try context.enter(resolver)
         defer { context.leave() }
         let instance: Service
         do {
@@ -256,4 +406,15 @@ extension DisposalRecord {
             return nil
         }
     }
+}
+
+/// What the lock-free path found for a resolve.
+@usableFromInline
+enum FastPath {
+    /// A published instance: an unretained `InstanceBox<Service>`.
+    case cached(UnsafeMutableRawPointer)
+    /// A transient registration without callbacks: an unretained `ServiceResolver<Service, Args>`.
+    case transient(UnsafeMutableRawPointer)
+    /// Nothing the lock-free path can serve.
+    case locked
 }

@@ -1,3 +1,5 @@
+import CStimpakAtomics
+
 /// A node of the container's scope tree, with its own instance cache: one per request, screen or session.
 ///
 /// Open one with ``Resolving/openScope(_:)`` on the container or on another scope. A scope resolves like
@@ -10,17 +12,20 @@
 /// request.dispose()
 /// ```
 public final class Scope: Resolving, @unchecked Sendable {
-    // `key`, `parent`, `rootRef`, `registry` and `sequence` never change; every `var` is guarded by
-    // `registry.lock`, the one lock of the container.
+    // `key`, `parent`, `rootRef`, `registry`, `sequence` and `words` never change; every `var` is guarded
+    // by `registry.lock`, the one lock of the container; `words` are written under it and read atomically
+    // by the lock-free path.
 
     /// The key the scope was opened with; nil for the container's root scope.
     public let key: AnyHashable?
     /// The scope this one was opened from; nil for the root scope.
     public let parent: Scope?
     private let rootRef: Scope?
-    let registry: Registry
+    @usableFromInline let registry: Registry
     /// Opening order among siblings, so that disposal can go in reverse.
     private let sequence: Int
+    /// Word 0: nonzero once disposed. Word 1: the published ``ScopeSlots`` (unretained), or 0.
+    @usableFromInline let words: UnsafeMutablePointer<UInt>
 
     private var children: [AnyHashable: Scope] = [:]
     private var nextChildSequence = 0
@@ -30,7 +35,9 @@ public final class Scope: Resolving, @unchecked Sendable {
     var locals: [ServiceKey: Any] = [:]
     /// Cached instances with a disposal hook, in order of creation.
     var disposals: [DisposalRecord] = []
-    var isDisposedValue: Bool
+    /// The `.inScope` instances published for the lock-free path, and the full copies it replaced.
+    private var slots: ScopeSlots?
+    private var retiredSlots: [ScopeSlots] = []
 
     init(root registry: Registry) {
         self.key = nil
@@ -38,7 +45,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.rootRef = nil
         self.registry = registry
         self.sequence = 0
-        self.isDisposedValue = false
+        self.words = Self.makeWords(isDisposed: false)
     }
 
     private init(key: AnyHashable, parent: Scope, sequence: Int, isDisposed: Bool) {
@@ -47,13 +54,41 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.rootRef = parent.root
         self.registry = parent.registry
         self.sequence = sequence
-        self.isDisposedValue = isDisposed
+        self.words = Self.makeWords(isDisposed: isDisposed)
+    }
+
+    private static func makeWords(isDisposed: Bool) -> UnsafeMutablePointer<UInt> {
+        let words = UnsafeMutablePointer<UInt>.allocate(capacity: 2)
+        words.initialize(to: isDisposed ? 1 : 0)
+        (words + 1).initialize(to: 0)
+        return words
+    }
+
+    deinit {
+        words.deallocate()
+    }
+
+    /// Whether the scope is disposed. Set with the lock held.
+    var isDisposedValue: Bool {
+        get { stimpak_load_relaxed(words) != 0 }
+        set { stimpak_store(words, newValue ? 1 : 0) }
+    }
+
+    /// Publishes an `.inScope` instance of this (child) scope for the lock-free path. Call with the lock held.
+    func publish(_ box: UInt, index: Int) {
+        if let slots, slots.append(index: index, box: box) { return }
+        let larger = ScopeSlots(capacity: max(4, (slots?.capacity ?? 0) * 2), copying: slots)
+        _ = larger.append(index: index, box: box)
+        if let slots { retiredSlots.append(slots) }
+        slots = larger
+        stimpak_store(words + 1, UInt(bitPattern: Unmanaged.passUnretained(larger).toOpaque()))
     }
 
     /// The container's root scope, where singletons live.
     public var root: Scope { rootRef ?? self }
 
     /// This scope itself.
+    @inlinable
     public var resolutionScope: Scope { self }
 
     /// Whether the scope has been disposed; a disposed scope resolves nothing and opens nothing.
@@ -91,11 +126,15 @@ public final class Scope: Resolving, @unchecked Sendable {
     ///   - key: The key it resolves under, or nil.
     public func provide<Service>(_ value: Service, as type: Service.Type = Service.self, key: AnyHashable? = nil) {
         let serviceKey = ServiceKey(service: Service.self, key: key)
-        registry.lock.withLock {
-            guard !isDisposedValue else { return }
+        let retired: UInt = registry.lock.withLock {
+            guard !isDisposedValue else { return 0 }
             locals[serviceKey] = value
+            guard registry.entries[serviceKey]?.hasScopeLocals != true else { return 0 }
+            // From now on this key goes through the locked path, which searches the scopes.
             registry.entries[serviceKey, default: Registry.Entry()].hasScopeLocals = true
+            return registry.retireTable()
         }
+        Registry.release(retiredTable: retired)
     }
 
     /// Disposes this scope and everything below it.
@@ -112,13 +151,17 @@ public final class Scope: Resolving, @unchecked Sendable {
             guard !isDisposedValue else { return }
             for scope in subtreeDeepestFirst() {
                 scope.isDisposedValue = true
+                stimpak_store(scope.words + 1, 0)
                 records.append(contentsOf: scope.disposals.reversed())
                 released.append(scope.caches)
                 released.append(scope.locals)
+                released.append((scope.slots, scope.retiredSlots))
                 scope.disposals = []
                 scope.caches = [:]
                 scope.locals = [:]
                 scope.children = [:]
+                scope.slots = nil
+                scope.retiredSlots = []
             }
             if let parent, let key, parent.children[key] === self {
                 parent.children[key] = nil
@@ -129,6 +172,9 @@ public final class Scope: Resolving, @unchecked Sendable {
                 }
             }
         }
+        guard !released.isEmpty else { return [] }
+        // Lock-free readers may still hold the published instances: let them finish first.
+        ResolutionContext.waitForReaders()
         var failures: [DisposalFailure] = []
         for record in records {
             do {

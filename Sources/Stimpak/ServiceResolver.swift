@@ -1,3 +1,5 @@
+import CStimpakAtomics
+
 /// One registration: how to make a `Service` from runtime arguments of type `Args`, and how to reuse it.
 ///
 /// `register` returns it so that the registration can be refined in place:
@@ -9,16 +11,19 @@
 ///
 /// `Args` is `()` for a registration without arguments, the argument's type for one, and a tuple for several.
 public final class ServiceResolver<Service, Args>: Registration, @unchecked Sendable {
-    // `factory`, `serviceKey`, `reuse` and `index` never change; the settings below them, and `rootCache`,
-    // are guarded by the container's lock.
+    // `factory`, `serviceKey`, `reuse`, `index` and `rootWord` never change; the settings below them, and
+    // `rootCache`, are guarded by the container's lock; `rootWord.pointee` is written under it and read
+    // atomically by the lock-free path.
 
     /// How the instances are reused.
     public let reuse: Reuse
     /// The service type, the arguments type and the key this registration answers to.
     public let serviceKey: ServiceKey
     let index: Int
-    let factory: (Scope, Args) throws -> Service
+    @usableFromInline let factory: (Scope, Args) throws -> Service
     private let registry: Registry
+    /// The root cache's published instance (an unretained ``InstanceBox``), or 0.
+    let rootWord: UnsafeMutablePointer<UInt>
 
     var matching: ArgumentMatching<Args> = .ignored
     var onResolved: (@Sendable (Scope, Service) throws -> Void)?
@@ -38,6 +43,12 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.index = index
         self.registry = registry
         self.factory = factory
+        self.rootWord = .allocate(capacity: 1)
+        self.rootWord.initialize(to: 0)
+    }
+
+    deinit {
+        rootWord.deallocate()
     }
 
     /// The registration's key, or nil.
@@ -52,7 +63,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func compareArgsBy(_ comparator: @escaping @Sendable (Args, Args) -> Bool) -> Self {
-        registry.lock.withLock { matching = .compared(comparator) }
+        registry.change { matching = .compared(comparator) }
         return self
     }
 
@@ -60,7 +71,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func compareArgsByValue() -> Self where Args: Hashable {
-        registry.lock.withLock { matching = .hashed { AnyHashable($0) } }
+        registry.change { matching = .hashed { AnyHashable($0) } }
         return self
     }
 
@@ -76,7 +87,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         let key: ((repeat each Argument)) -> AnyHashable = { arguments in
             AnyHashable(HashableArguments(repeat each arguments))
         }
-        registry.lock.withLock { matching = .hashed(key) }
+        registry.change { matching = .hashed(key) }
         return self
     }
 
@@ -88,7 +99,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func resolved(_ callback: @escaping @Sendable (Scope, Service) throws -> Void) -> Self {
-        registry.lock.withLock { onResolved = callback }
+        registry.change { onResolved = callback }
         return self
     }
 
@@ -103,7 +114,18 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         return self
     }
 
+    var route: LookupTable.Route? {
+        switch reuse.kind {
+        case .transient:
+            return onResolved == nil ? .transient : nil
+        case .singleton, .inScope:
+            guard case .ignored = matching else { return nil }
+            return reuse.kind == .singleton ? .root : .scoped
+        }
+    }
+
     func takeRootCache() -> AnyObject? {
+        stimpak_store(rootWord, 0)
         defer { rootCache = nil }
         return rootCache
     }

@@ -1,17 +1,30 @@
+import CStimpakAtomics
+
 /// What every registration offers once its service and argument types are erased.
 protocol Registration: AnyObject, Sendable {
     var serviceKey: ServiceKey { get }
     var reuse: Reuse { get }
-    /// Detaches the instances the root scope caches for it, for the caller to release outside the lock.
-    /// Call with the registry's lock held.
+    /// Names the registration's cache in every scope.
+    var index: Int { get }
+    /// The published instance of the root scope's cache (an unretained `InstanceBox`), or 0.
+    var rootWord: UnsafeMutablePointer<UInt> { get }
+    /// How the lock-free path serves it, or nil when only the locked path can. Call with the lock held.
+    var route: LookupTable.Route? { get }
+    /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
+    /// once readers are done. Call with the registry's lock held.
     func takeRootCache() -> AnyObject?
 }
 
-/// The container's registrations, and the lock that guards them and every scope's state.
+/// The container's registrations, the lock that guards them and every scope's state, and the lookup
+/// table published for lock-free resolves.
 ///
-/// One lock per container: a resolve takes it once to find its registration and, for a reused service,
-/// its cached instance, and never holds it while a factory, callback or comparator runs.
-final class Registry: @unchecked Sendable {  // `entries` and `nextIndex` are guarded by `lock`
+/// Writers (register, unregister, settings, `provide`) change `entries` under the lock and retire the
+/// published table; the next resolve that finds none rebuilds it under the lock. Lock-free readers use the
+/// table inside a read section, so a retired table is released only after ``ResolutionContext/waitForReaders()``.
+@usableFromInline
+final class Registry: @unchecked Sendable {
+    // `entries` and `nextIndex` are guarded by `lock`; `tableWord` is written under `lock` and read
+    // atomically in read sections.
     struct Entry {
         var registration: (any Registration)?
         /// Some scope has been given a value for this key with `provide`, so scopes are searched first.
@@ -20,14 +33,66 @@ final class Registry: @unchecked Sendable {  // `entries` and `nextIndex` are gu
 
     let lock = Lock()
     var entries: [ServiceKey: Entry] = [:]
+    /// The published ``LookupTable`` (retained), or 0 when it has to be rebuilt.
+    @usableFromInline let tableWord: UnsafeMutablePointer<UInt>
     /// Each registration's index names its cache in every scope; never reused, so a cache can't outlive
     /// its registration and be mistaken for another's.
     private var nextIndex = 0
+
+    init() {
+        tableWord = .allocate(capacity: 1)
+        tableWord.initialize(to: 0)
+    }
+
+    deinit {
+        Self.release(table: tableWord.pointee)
+        tableWord.deallocate()
+    }
 
     /// Call with `lock` held.
     func makeIndex() -> Int {
         defer { nextIndex += 1 }
         return nextIndex
+    }
+
+    /// Runs `body` with the lock held, then retires the published table, since the registrations changed.
+    func change<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock.lock()
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        let retired = retireTable()
+        lock.unlock()
+        Self.release(retiredTable: retired)
+        return result
+    }
+
+    /// Unpublishes the table; call with `lock` held, then ``release(retiredTable:)`` after unlocking.
+    func retireTable() -> UInt {
+        stimpak_exchange(tableWord, 0)
+    }
+
+    /// Releases a table that ``retireTable()`` returned, once no reader can be using it. Call without the lock.
+    static func release(retiredTable bits: UInt) {
+        guard bits != 0 else { return }
+        ResolutionContext.waitForReaders()
+        release(table: bits)
+    }
+
+    private static func release(table bits: UInt) {
+        guard let raw = UnsafeRawPointer(bitPattern: bits) else { return }
+        Unmanaged<LookupTable>.fromOpaque(raw).release()
+    }
+
+    /// Builds and publishes the table if none is. Call with `lock` held.
+    func publishTableIfNeeded() {
+        guard stimpak_load_relaxed(tableWord) == 0 else { return }
+        let table = LookupTable(entries)
+        stimpak_store(tableWord, UInt(bitPattern: Unmanaged.passRetained(table).toOpaque()))
     }
 
     /// What is registered for the same service type under other keys or argument types. Call with `lock` held.

@@ -5,20 +5,46 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CStimpakAtomics
 
-/// The registrations one thread is creating right now, innermost last.
+/// One thread's resolution state: the registrations it is creating right now (innermost last), the
+/// creation it is blocked on, and its read-section counter.
 ///
 /// Factories are synchronous, so every resolve a factory makes runs on the thread that called the
 /// factory, whether it goes through the scope the factory received or through a captured container.
 /// That makes a thread-local stack enough to see a cycle before it recurses.
+///
+/// The path and the counter live in raw memory that only the owning thread writes (the counter is also
+/// read atomically by ``waitForReaders()``), so the resolve path pays no exclusivity checks for them.
+@usableFromInline
 final class ResolutionContext {
-    /// Only the owning thread touches `path`.
-    private(set) var path: [any Registration] = []
+    /// The registrations being made, outermost first: `depth` of them, at most `maximumDepth`.
+    private let path: UnsafeMutablePointer<Unmanaged<AnyObject>>
+    @usableFromInline let depth: UnsafeMutablePointer<Int>
+    /// Odd while the thread is inside a read section; on a cache line of its own.
+    @usableFromInline let section: UnsafeMutablePointer<UInt>
     /// The creation this thread is blocked on; guarded by `ResolutionContext.waitLock`.
     var waitingOn: InFlight?
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
+
+    private init() {
+        path = .allocate(capacity: ResolutionError.maximumDepth)
+        depth = .allocate(capacity: 1)
+        depth.initialize(to: 0)
+        let line = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 64)
+        section = line.bindMemory(to: UInt.self, capacity: 128 / MemoryLayout<UInt>.stride)
+        section.initialize(to: 0)
+        Readers.shared.add(section)
+    }
+
+    deinit {
+        Readers.shared.remove(section)
+        UnsafeMutableRawPointer(section).deallocate()
+        depth.deallocate()
+        path.deallocate()
+    }
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -34,6 +60,7 @@ final class ResolutionContext {
     }()
 
     /// This thread's context, made on first use and released when the thread exits.
+    @usableFromInline
     static var current: ResolutionContext {
         if let pointer = pthread_getspecific(key) {
             return Unmanaged<ResolutionContext>.fromOpaque(pointer).takeUnretainedValue()
@@ -44,23 +71,61 @@ final class ResolutionContext {
         return context
     }
 
+    // MARK: Read sections
+
+    /// Starts a read section: until ``exitReadSection()``, nothing this thread reaches through the
+    /// published tables is freed. The section may not run user code or release objects.
+    @inlinable @inline(__always)
+    func enterReadSection() {
+        stimpak_store(section, stimpak_load_relaxed(section) &+ 1)
+    }
+
+    @inlinable @inline(__always)
+    func exitReadSection() {
+        stimpak_store_release(section, stimpak_load_relaxed(section) &+ 1)
+    }
+
+    /// Returns once every thread that was inside a read section when it was called has left it.
+    ///
+    /// A writer unpublishes what it will free (a seq-cst store), calls this, then frees: a reader either
+    /// entered its section (a seq-cst store) before the unpublishing and is waited for, or reads the
+    /// unpublished state. Sections are a few loads long, so the wait is short.
+    static func waitForReaders() {
+        Readers.shared.waitForReaders(except: current.section)
+    }
+
+    // MARK: The resolution path
+
     /// The service keys on the path, outermost first.
-    var pathKeys: [ServiceKey] { path.map(\.serviceKey) }
-
-    /// Pushes `resolver` unless that would close a cycle or nest too deep.
-    func enter(_ resolver: any Registration, requested: ServiceKey) throws(ResolutionError) {
-        if path.contains(where: { $0 === resolver }) {
-            throw ResolutionError(.dependencyCycle, requested: requested, path: pathKeys + [resolver.serviceKey])
-        }
-        if path.count >= ResolutionError.maximumDepth {
-            throw ResolutionError(.resolutionTooDeep, requested: requested, path: pathKeys + [resolver.serviceKey])
-        }
-        path.append(resolver)
+    var pathKeys: [ServiceKey] {
+        (0..<depth.pointee).compactMap { (path[$0].takeUnretainedValue() as? any Registration)?.serviceKey }
     }
 
+    /// Pushes `registration` unless that would close a cycle or nest too deep.
+    @usableFromInline
+    func enter(_ registration: AnyObject) throws(ResolutionError) {
+        let count = depth.pointee
+        for index in 0..<count where path[index].takeUnretainedValue() === registration {
+            throw pathError(.dependencyCycle, registration)
+        }
+        if count >= ResolutionError.maximumDepth {
+            throw pathError(.resolutionTooDeep, registration)
+        }
+        path[count] = Unmanaged.passUnretained(registration)
+        depth.pointee = count + 1
+    }
+
+    @inlinable @inline(__always)
     func leave() {
-        path.removeLast()
+        depth.pointee -= 1
     }
+
+    private func pathError(_ code: ResolutionError.Code, _ registration: AnyObject) -> ResolutionError {
+        let key = (registration as? any Registration)?.serviceKey ?? ServiceKey(service: Any.self)
+        return ResolutionError(code, requested: key, path: pathKeys + [key])
+    }
+
+    // MARK: Waiting for another thread's creation
 
     /// Blocks until `flight` finishes, unless waiting would deadlock: when the thread creating it is
     /// itself waiting, directly or through others, for a creation this thread owns.
@@ -90,6 +155,36 @@ final class ResolutionContext {
         flight.waitUntilFinished()
 
         lock.withLock { waitingOn = nil }
+    }
+}
+
+/// The read-section counters of every thread that has resolved, for ``ResolutionContext/waitForReaders()``.
+final class Readers: @unchecked Sendable {  // `counters` is guarded by `lock`
+    static let shared = Readers()
+
+    private let lock = Lock()
+    private var counters: [UnsafeMutablePointer<UInt>] = []
+
+    func add(_ counter: UnsafeMutablePointer<UInt>) {
+        lock.withLock { counters.append(counter) }
+    }
+
+    func remove(_ counter: UnsafeMutablePointer<UInt>) {
+        lock.withLock {
+            if let index = counters.firstIndex(of: counter) { counters.remove(at: index) }
+        }
+    }
+
+    func waitForReaders(except own: UnsafeMutablePointer<UInt>) {
+        // Held while waiting, so that no counter is freed under us; a thread inside a section never
+        // takes this lock (it registers before its first section and unregisters after its last).
+        lock.withLock {
+            for counter in counters where counter != own {
+                let seen = stimpak_load(counter)
+                guard seen & 1 == 1 else { continue }
+                while stimpak_load(counter) == seen { sched_yield() }
+            }
+        }
     }
 }
 

@@ -1,0 +1,113 @@
+/// An immutable snapshot of the registrations that the lock-free resolve path can serve, published by
+/// the ``Registry`` and read inside a read section (see ARCHITECTURE.md).
+///
+/// Open addressing over raw memory, hashed on the two type identities (and the key's hash when there is
+/// one), so that a lookup neither hashes with SipHash for unkeyed services nor touches a reference count.
+/// Registrations the fast path can't serve (callbacks, comparators, scope-local values) are left out:
+/// a miss sends the resolve to the locked path, which knows everything.
+final class LookupTable {
+    /// What the fast path does with a registration.
+        enum Route: UInt8 {
+        /// Call the factory (no `resolved` callback).
+        case transient
+        /// Read the instance from the registration's root word (a singleton).
+        case root
+        /// Read the instance from the resolving scope's published slots, or the root word when the
+        /// resolving scope is the root (`.inScope`, arguments ignored).
+        case scoped
+    }
+
+        struct Bucket {
+        /// nil marks an empty bucket.
+        var service: ObjectIdentifier?
+        var arguments: ObjectIdentifier
+        /// The key and its hash; `key` is only read when `isKeyed`, so that unkeyed lookups never touch an
+        /// `AnyHashable` (whose every copy is a runtime call).
+        var isKeyed: Bool
+        var keyHash: Int
+        var key: AnyHashable?
+        var registration: Unmanaged<AnyObject>?
+        var route: Route
+        var index: Int
+        var rootWord: UnsafeMutablePointer<UInt>?
+    }
+
+    let mask: Int
+    let buckets: UnsafeMutablePointer<Bucket>
+    /// Keeps the registrations the buckets point to alive.
+    private let registrations: [any Registration]
+
+    init(_ entries: [ServiceKey: Registry.Entry]) {
+        var registrations: [any Registration] = []
+        for entry in entries.values where !entry.hasScopeLocals {
+            if let registration = entry.registration, registration.route != nil {
+                registrations.append(registration)
+            }
+        }
+        var capacity = 8
+        while capacity < registrations.count * 2 { capacity *= 2 }
+        mask = capacity - 1
+        buckets = .allocate(capacity: capacity)
+        let empty = Bucket(
+            service: nil, arguments: ObjectIdentifier(Void.self), isKeyed: false, keyHash: 0, key: nil,
+            registration: nil, route: .transient, index: 0, rootWord: nil)
+        buckets.initialize(repeating: empty, count: capacity)
+        for registration in registrations {
+            guard let route = registration.route else { continue }
+            let service = ObjectIdentifier(registration.serviceKey.service)
+            let arguments = ObjectIdentifier(registration.serviceKey.arguments)
+            let key = registration.serviceKey.key
+            let keyHash = key?.hashValue ?? 0
+            var position = Self.hash(service, arguments, keyHash: keyHash) & mask
+            while buckets[position].service != nil { position = (position + 1) & mask }
+            buckets[position] = Bucket(
+                service: service, arguments: arguments, isKeyed: key != nil, keyHash: keyHash, key: key,
+                registration: Unmanaged.passUnretained(registration), route: route, index: registration.index,
+                rootWord: registration.rootWord)
+        }
+        self.registrations = registrations
+    }
+
+    deinit {
+        buckets.deinitialize(count: mask + 1)
+        buckets.deallocate()
+    }
+
+    /// Mixes the type identities' addresses and the key's hash (0 without a key) into a bucket position.
+    @inline(__always)
+    static func hash(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyHash: Int) -> Int {
+        var bits = UInt(bitPattern: service) ^ (UInt(bitPattern: arguments) &* 0x9E37_79B9_7F4A_7C15)
+        bits ^= UInt(bitPattern: keyHash)
+        bits = (bits ^ (bits >> 29)) &* 0xBF58_476D_1CE4_E5B9
+        return Int(bitPattern: bits ^ (bits >> 32))
+    }
+
+    /// The bucket of the unkeyed (service, arguments), if the fast path serves it.
+    @inline(__always)
+    func bucket(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> UnsafeMutablePointer<Bucket>? {
+        var position = Self.hash(service, arguments, keyHash: 0) & mask
+        while true {
+            let bucket = buckets + position
+            guard let found = bucket.pointee.service else { return nil }
+            if found == service, bucket.pointee.arguments == arguments, !bucket.pointee.isKeyed {
+                return bucket
+            }
+            position = (position + 1) & mask
+        }
+    }
+
+    /// The bucket of (service, arguments, key), if the fast path serves it.
+    func bucket(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable) -> UnsafeMutablePointer<Bucket>? {
+        let keyHash = key.hashValue
+        var position = Self.hash(service, arguments, keyHash: keyHash) & mask
+        while true {
+            let bucket = buckets + position
+            guard let found = bucket.pointee.service else { return nil }
+            if found == service, bucket.pointee.arguments == arguments, bucket.pointee.isKeyed,
+               bucket.pointee.keyHash == keyHash, bucket.pointee.key == key {
+                return bucket
+            }
+            position = (position + 1) & mask
+        }
+    }
+}
