@@ -150,10 +150,25 @@ func runComparison(settings: Settings) {
     row8.outcome = String(format: "%.2f× %@", scaling, scaling >= 1.6 ? "✅" : "❌")
     rows.append(row8)
 
+    // 8c. the same with a value-type singleton: no reference count, so only the container can contend.
+    let t8cFloor = measureThreads(settings) { n, s in for _ in 0..<n { sink(storedConfig8.port, into: s) } }
+    let t8cSwinject = measureThreads(settings) { n, s in
+        for _ in 0..<n { sink(swinjectResolver.value.resolve(Config8.self)!.port, into: s) }
+    }
+    let t8cStimpak = measureThreads(settings) { n, s in for _ in 0..<n { sink(stimpak.resolve(Config8.self)!.port, into: s) } }
+    var row8c = Row(label: "8c. value-type singleton, 2 threads at once (wall ns ÷ all ops)",
+                    floor: t8cFloor.two, swinject: t8cSwinject.two, stimpak: t8cStimpak.two)
+    let valueScaling = t8cStimpak.one / t8cStimpak.two
+    row8c.goal = "(the container's own scaling)"
+    row8c.outcome = String(format: "%.2f× %@", valueScaling, valueScaling >= 1.6 ? "✅" : "❌")
+    rows.append(row8c)
+
     printTable(rows, settings: settings)
     print("")
-    print(String(format: "Two threads' throughput ÷ one thread's (8b vs 8a): hand-written %.2f×, Swinject %.2f×, Stimpak %.2f×.",
+    print(String(format: "Two threads' throughput ÷ one thread's, class singleton (8b vs 8a): hand-written %.2f×, Swinject %.2f×, Stimpak %.2f×.",
                  t8Floor.one / t8Floor.two, t8Swinject.one / t8Swinject.two, scaling))
+    print(String(format: "The same, value-type singleton (8c): hand-written %.2f×, Swinject %.2f×, Stimpak %.2f×.",
+                 t8cFloor.one / t8cFloor.two, t8cSwinject.one / t8cSwinject.two, valueScaling))
 }
 
 /// Fills in `row`'s goal and whether Stimpak's ratio to the floor meets it.
@@ -200,6 +215,7 @@ func verify(_ stimpak: Stimpak.Container, _ swinject: Swinject.Container,
     precondition(stimpak.resolve(Foo5.self) == nil && stimpak.resolve(Foo5.self, key: "x") != nil, "keyed")
     precondition(swinject.resolve(Foo5.self) == nil && swinject.resolve(Foo5.self, name: "x") != nil, "Swinject named")
     precondition(stimpak.resolve(Foo5S.self, key: "x")! === stimpak.resolve(Foo5S.self, key: "x")!, "keyed singleton")
+    precondition(stimpak.resolve(Config8.self)?.port == 8080 && swinject.resolve(Config8.self)?.port == 8080, "value singleton")
 
     let scope1 = stimpak.openScope("one"), scope2 = stimpak.openScope("two")
     precondition(scope1.resolve(Request6.self)! === scope1.resolve(Request6.self)!, "inScope: same in a scope")

@@ -20,6 +20,7 @@ func makeStimpak() -> Stimpak.Container {
     container.register(Foo5S.self, reuse: .singleton, key: "x") { Foo5S() }
     container.register(Request6.self, reuse: .inScope) { Request6() }
     container.register(Foo8.self, reuse: .singleton) { Foo8() }
+    container.register(Config8.self, reuse: .singleton) { Config8(port: 8080, workers: 4) }
     return container
 }
 
@@ -54,6 +55,7 @@ func makeSwinject() -> Swinject.Container {
     container.register(Foo5.self, name: "x") { _ in Foo5() }.inObjectScope(.transient)
     container.register(Foo5S.self, name: "x") { _ in Foo5S() }.inObjectScope(.container)
     container.register(Foo8.self) { _ in Foo8() }.inObjectScope(.container)
+    container.register(Config8.self) { _ in Config8(port: 8080, workers: 4) }.inObjectScope(.container)
     return container
 }
 

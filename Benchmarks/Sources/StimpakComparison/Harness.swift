@@ -5,6 +5,7 @@ import Foundation
 /// One thread's sink, padded to its own cache lines so that two threads' stores don't share one.
 final class Sink: @unchecked Sendable {  // each instance is written by one thread only
     var value: AnyObject?
+    var number = 0
     private var padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 }
@@ -22,6 +23,11 @@ func sink(_ value: AnyObject) {
 @inline(never)
 func sink(_ value: AnyObject, into sink: Sink) {
     sink.value = value
+}
+
+@inline(never)
+func sink(_ number: Int, into sink: Sink) {
+    sink.number &+= number
 }
 
 // MARK: - Timing

@@ -30,6 +30,17 @@ final class Request6: Sendable { init() {} }  // 6. request cycle, .inScope
 final class Foo7: Sendable { init() {} }  // 7. the measured type in the 1,000-registration registry
 final class Foo8: Sendable { init() {} }  // 8. the singleton two threads share
 
-/// 2b and 8: the hand-written singleton, a stored reference.
-let storedFoo2 = Foo2()
-let storedFoo8 = Foo8()
+/// 8c: a singleton of a value type, whose resolve touches no reference count.
+struct Config8: Sendable {
+    let port: Int
+    let workers: Int
+}
+
+/// 2b and 8: the hand-written singleton, a stored reference to an object made at run time, as a
+/// container's singleton is. (`let x = Foo()` would be initialized statically as an immortal object,
+/// whose reference counting is a no-op: no floor for a shared object that two threads retain.)
+@inline(never)
+func madeAtRunTime<T>(_ make: () -> T) -> T { make() }
+let storedFoo2 = madeAtRunTime { Foo2() }
+let storedFoo8 = madeAtRunTime { Foo8() }
+let storedConfig8 = madeAtRunTime { Config8(port: 8080, workers: 4) }
