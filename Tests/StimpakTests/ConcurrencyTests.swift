@@ -219,3 +219,77 @@ final class ResultBox: @unchecked Sendable {  // `storage` is guarded by `lock`
         }
     }
 }
+
+/// The lock-free path: published instances stay valid while their scope is disposed, and are released after.
+@Suite struct LockFreePathTests {
+    @Test func cachedInstancesSurviveConcurrentDisposal() {
+        for round in 0..<20 {
+            let log = EventLog()
+            let made = Counter()
+            let container = Container()
+            container.register(Tracked.self, reuse: .inScope) { () -> Tracked in
+                made.increment()
+                return Tracked("t", log: log)
+            }
+            container.register(Clock.self, reuse: .singleton)
+            let scope = container.openScope(round)
+            _ = scope.resolve(Tracked.self)
+            let seenAfterDispose = Counter()
+            hammer(threads: ConcurrencyTests.threads) { index in
+                if index == 0 {
+                    usleep(100)
+                    scope.dispose()
+                    return
+                }
+                for _ in 0..<2_000 {
+                    // Either the published instance (alive: its name reads) or nil once disposed.
+                    if let tracked = scope.resolve(Tracked.self) {
+                        #expect(tracked.name == "t")
+                    } else if scope.isDisposed {
+                        seenAfterDispose.increment()
+                    }
+                    #expect(container.resolve(Clock.self) != nil)
+                }
+            }
+            #expect(scope.isDisposed)
+            #expect(scope.resolve(Tracked.self) == nil)
+            #expect(made.value == 1, "the one instance was served until the dispose")
+            #expect(log.count(of: "dispose t") == 1)
+        }
+    }
+
+    @Test func disposeReleasesPublishedInstances() {
+        final class Probe: Sendable {}
+        weak var singleton: Probe?
+        weak var scoped: Probe?
+        let container = Container()
+        container.register(Probe.self, reuse: .singleton) { Probe() }
+        container.register(Probe.self, reuse: .inScope, key: "scoped") { Probe() }
+        let scope = container.openScope("s")
+        do {
+            singleton = container.resolve(Probe.self)
+            scoped = scope.resolve(Probe.self, key: "scoped")
+            #expect(container.resolve(Probe.self) === singleton, "the published singleton")
+            #expect(scope.resolve(Probe.self, key: "scoped") === scoped, "the published .inScope instance")
+        }
+        scope.dispose()
+        #expect(scoped == nil, "the scope released its instance")
+        #expect(singleton != nil)
+        container.dispose()
+        #expect(singleton == nil, "the container released the singleton")
+    }
+
+    @Test func registrationChangesAreSeenByTheNextResolve() {
+        let container = Container()
+        container.register(Person.self) { Person("first", "") }
+        #expect(container.resolve(Person.self)?.first == "first")
+        container.register(Person.self, ifAlreadyRegistered: .replace) { Person("second", "") }
+        #expect(container.resolve(Person.self)?.first == "second", "the retired table is not used")
+        container.unregister(Person.self)
+        #expect(container.resolve(Person.self) == nil)
+        let callbacks = Counter()
+        container.register(Person.self) { Person("third", "") }.resolved { _, _ in callbacks.increment() }
+        _ = container.resolve(Person.self)
+        #expect(callbacks.value == 1, "a transient with a callback goes through the locked path")
+    }
+}
