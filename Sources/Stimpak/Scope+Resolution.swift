@@ -59,23 +59,24 @@ extension Scope {
     /// until it ends.
     @usableFromInline
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
-        guard stimpak_load(words) == 0,
-              let table = UnsafeMutableRawPointer(bitPattern: stimpak_load(registry.tableWord))
-        else { return .locked }
-        return Unmanaged<LookupTable>.fromOpaque(table)._withUnsafeGuaranteedRef { table in
-            fastPath(table.bucket(service, arguments))
-        }
+        guard let table = publishedTable() else { return .locked }
+        return table._withUnsafeGuaranteedRef { fastPath($0.bucket(service, arguments)) }
     }
 
     /// The same for a keyed registration.
     @usableFromInline
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable) -> FastPath {
+        guard let table = publishedTable() else { return .locked }
+        return table._withUnsafeGuaranteedRef { fastPath($0.bucket(service, arguments, key: key)) }
+    }
+
+    /// The registry's published table, or nil when this scope is disposed or none is published.
+    @inline(__always)
+    private func publishedTable() -> Unmanaged<LookupTable>? {
         guard stimpak_load(words) == 0,
               let table = UnsafeMutableRawPointer(bitPattern: stimpak_load(registry.tableWord))
-        else { return .locked }
-        return Unmanaged<LookupTable>.fromOpaque(table)._withUnsafeGuaranteedRef { table in
-            fastPath(table.bucket(service, arguments, key: key))
-        }
+        else { return nil }
+        return Unmanaged.fromOpaque(table)
     }
 
     @inline(__always)
@@ -359,11 +360,8 @@ extension Scope {
         let instance: Service
         do {
             instance = try resolver.factory(scope, arguments)
-        } catch let error as ResolutionError {
-            throw error
         } catch {
-            throw ResolutionError(
-                .factoryFailed, requested: resolver.serviceKey, path: context.pathKeys, underlyingError: error)
+            throw factoryFailure(error, of: resolver.serviceKey, context: context)
         }
         if let onResolved {
             try runCallback(onResolved, scope, instance, of: resolver, context: context)
@@ -380,11 +378,8 @@ extension Scope {
     ) throws(ResolutionError) {
         do {
             try callback(scope, instance)
-        } catch let error as ResolutionError {
-            throw error
         } catch {
-            throw ResolutionError(
-                .factoryFailed, requested: resolver.serviceKey, path: context.pathKeys, underlyingError: error)
+            throw factoryFailure(error, of: resolver.serviceKey, context: context)
         }
     }
 

@@ -143,12 +143,9 @@ func runComparison(settings: Settings) {
     let t8Stimpak = measureThreads(settings) { n, s in for _ in 0..<n { sink(stimpak.resolve(Foo8.self)!, into: s) } }
     rows.append(Row(label: "8a. singleton, 1 thread (floor: stored reference read)",
                     floor: t8Floor.one, swinject: t8Swinject.one, stimpak: t8Stimpak.one))
-    var row8 = Row(label: "8b. singleton, 2 threads at once (wall ns ÷ all ops)",
-                   floor: t8Floor.two, swinject: t8Swinject.two, stimpak: t8Stimpak.two)
     let scaling = t8Stimpak.one / t8Stimpak.two
-    row8.goal = "≥ 1.6× one thread's throughput"
-    row8.outcome = String(format: "%.2f× %@", scaling, scaling >= 1.6 ? "✅" : "❌")
-    rows.append(row8)
+    rows.append(scalingRow("8b. singleton, 2 threads at once (wall ns ÷ all ops)", t8Floor, t8Swinject, t8Stimpak,
+                           goal: "≥ 1.6× one thread's throughput"))
 
     // 8c. the same with a value-type singleton: no reference count, so only the container can contend.
     let t8cFloor = measureThreads(settings) { n, s in for _ in 0..<n { sink(storedConfig8.port, into: s) } }
@@ -156,12 +153,9 @@ func runComparison(settings: Settings) {
         for _ in 0..<n { sink(swinjectResolver.value.resolve(Config8.self)!.port, into: s) }
     }
     let t8cStimpak = measureThreads(settings) { n, s in for _ in 0..<n { sink(stimpak.resolve(Config8.self)!.port, into: s) } }
-    var row8c = Row(label: "8c. value-type singleton, 2 threads at once (wall ns ÷ all ops)",
-                    floor: t8cFloor.two, swinject: t8cSwinject.two, stimpak: t8cStimpak.two)
     let valueScaling = t8cStimpak.one / t8cStimpak.two
-    row8c.goal = "(the container's own scaling)"
-    row8c.outcome = String(format: "%.2f× %@", valueScaling, valueScaling >= 1.6 ? "✅" : "❌")
-    rows.append(row8c)
+    rows.append(scalingRow("8c. value-type singleton, 2 threads at once (wall ns ÷ all ops)", t8cFloor, t8cSwinject,
+                           t8cStimpak, goal: "(the container's own scaling)"))
 
     printTable(rows, settings: settings)
     print("")
@@ -169,6 +163,18 @@ func runComparison(settings: Settings) {
                  t8Floor.one / t8Floor.two, t8Swinject.one / t8Swinject.two, scaling))
     print(String(format: "The same, value-type singleton (8c): hand-written %.2f×, Swinject %.2f×, Stimpak %.2f×.",
                  t8cFloor.one / t8cFloor.two, t8cSwinject.one / t8cSwinject.two, valueScaling))
+}
+
+/// The two-thread row of a scaling scenario, with Stimpak's two-thread throughput against its one-thread one.
+func scalingRow(
+    _ label: String, _ floor: (one: Double, two: Double), _ swinject: (one: Double, two: Double),
+    _ stimpak: (one: Double, two: Double), goal: String
+) -> Row {
+    var row = Row(label: label, floor: floor.two, swinject: swinject.two, stimpak: stimpak.two)
+    let scaling = stimpak.one / stimpak.two
+    row.goal = goal
+    row.outcome = String(format: "%.2f× %@", scaling, scaling >= 1.6 ? "✅" : "❌")
+    return row
 }
 
 /// Fills in `row`'s goal and whether Stimpak's ratio to the floor meets it.
