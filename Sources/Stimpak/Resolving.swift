@@ -31,6 +31,19 @@ extension Resolving {
         try? resolutionScope.resolveInstance(Service.self, (), key: key)
     }
 
+    /// Resolves a keyed service registered without arguments, the key of a concrete type.
+    ///
+    /// The same as passing the key as `AnyHashable?`, and what a literal or typed key (`"x"`, an enum
+    /// case, an `Int`) calls: the lookup hashes and compares it as its own type, without boxing it.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    /// - Returns: The instance, or nil when it can't be resolved (``require(_:key:fileID:line:)`` says why).
+    @inlinable
+    public func resolve<Service, Key: Hashable>(_ type: Service.Type = Service.self, key: Key) -> Service? {
+        try? resolutionScope.resolveInstance(Service.self, (), typedKey: key)
+    }
+
     /// Resolves a service registered with runtime arguments.
     ///
     /// ```swift
@@ -57,6 +70,17 @@ extension Resolving {
         try? resolutionScope.resolveInstance(Service.self, arguments, key: key)
     }
 
+    /// Resolves a keyed service registered with runtime arguments, the key of a concrete type.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    /// - Returns: The instance, or nil when it can't be resolved.
+    @inlinable
+    public func resolve<Service, Args, Key: Hashable>(_ type: Service.Type, _ arguments: Args, _ key: Key) -> Service? {
+        try? resolutionScope.resolveInstance(Service.self, arguments, typedKey: key)
+    }
+
     /// Resolves a keyed service registered with runtime arguments, the key labelled.
     /// - Parameters:
     ///   - type: The service type.
@@ -66,6 +90,17 @@ extension Resolving {
     @inlinable
     public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args, key: AnyHashable?) -> Service? {
         try? resolutionScope.resolveInstance(Service.self, arguments, key: key)
+    }
+
+    /// Resolves a keyed service registered with runtime arguments, the key labelled and of a concrete type.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    /// - Returns: The instance, or nil when it can't be resolved.
+    @inlinable
+    public func resolve<Service, Args, Key: Hashable>(_ type: Service.Type, _ arguments: Args, key: Key) -> Service? {
+        try? resolutionScope.resolveInstance(Service.self, arguments, typedKey: key)
     }
 
     /// Resolves a service registered without arguments or key, or throws why it can't.
@@ -96,6 +131,23 @@ extension Resolving {
     ) throws(ResolutionError) -> Service {
         do {
             return try resolutionScope.resolveInstance(Service.self, (), key: key)
+        } catch {
+            throw resolutionScope.explained(error, fileID: fileID, line: line)
+        }
+    }
+
+    /// Resolves a keyed service registered without arguments, the key of a concrete type, or throws why it can't.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    /// - Returns: The instance.
+    /// - Throws: ``ResolutionError``.
+    @inlinable
+    public func require<Service, Key: Hashable>(
+        _ type: Service.Type = Service.self, key: Key, fileID: String = #fileID, line: Int = #line
+    ) throws(ResolutionError) -> Service {
+        do {
+            return try resolutionScope.resolveInstance(Service.self, (), typedKey: key)
         } catch {
             throw resolutionScope.explained(error, fileID: fileID, line: line)
         }
@@ -136,6 +188,25 @@ extension Resolving {
         }
     }
 
+    /// Resolves a keyed service registered with runtime arguments, the key of a concrete type, or
+    /// throws why it can't.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    /// - Returns: The instance.
+    /// - Throws: ``ResolutionError``.
+    @inlinable
+    public func require<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, _ key: Key, fileID: String = #fileID, line: Int = #line
+    ) throws(ResolutionError) -> Service {
+        do {
+            return try resolutionScope.resolveInstance(Service.self, arguments, typedKey: key)
+        } catch {
+            throw resolutionScope.explained(error, fileID: fileID, line: line)
+        }
+    }
+
     /// Resolves a keyed service registered with runtime arguments, the key labelled, or throws why it can't.
     /// - Parameters:
     ///   - type: The service type.
@@ -149,6 +220,25 @@ extension Resolving {
     ) throws(ResolutionError) -> Service {
         do {
             return try resolutionScope.resolveInstance(Service.self, arguments, key: key)
+        } catch {
+            throw resolutionScope.explained(error, fileID: fileID, line: line)
+        }
+    }
+
+    /// Resolves a keyed service registered with runtime arguments, the key labelled and of a concrete type, or
+    /// throws why it can't.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    /// - Returns: The instance.
+    /// - Throws: ``ResolutionError``.
+    @inlinable
+    public func require<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, key: Key, fileID: String = #fileID, line: Int = #line
+    ) throws(ResolutionError) -> Service {
+        do {
+            return try resolutionScope.resolveInstance(Service.self, arguments, typedKey: key)
         } catch {
             throw resolutionScope.explained(error, fileID: fileID, line: line)
         }

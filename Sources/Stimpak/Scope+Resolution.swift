@@ -31,6 +31,40 @@ extension Scope {
         }
     }
 
+    /// Finds or makes the instance registered for (`Service`, `Args`) and a key of a concrete type.
+    ///
+    /// Specialized for `Key` in the caller, the lock-free path hashes and compares the key with `Key`'s own
+    /// `hashValue` and `==`, never building an `AnyHashable`; a miss falls back to the `AnyHashable` path,
+    /// which decides (an `Optional` key is unwrapped there, `nil` meaning unkeyed).
+    @inlinable
+    func resolveInstance<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, typedKey key: Key
+    ) throws(ResolutionError) -> Service {
+        if Key.self == AnyHashable.self {
+            // `Key` is `AnyHashable`: the cast only renames the type.
+            return try resolveInstance(Service.self, arguments, key: unsafeBitCast(key, to: AnyHashable.self))
+        }
+        let context = ResolutionContext.current
+        context.enterReadSection()
+        let found = fastPath(
+            ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyType: ObjectIdentifier(Key.self),
+            keyHash: key.hashValue
+        ) { typedKey in
+            // The bucket's key type is `Key`, so its box is a `KeyBox<Key>`.
+            Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
+        }
+        return try finish(found, arguments, context: context) { () throws(ResolutionError) in
+            try resolveInstance(Service.self, arguments, key: Self.erased(key))
+        }
+    }
+
+    /// `key` as the registry stores keys: an `Optional` unwrapped (nil meaning no key), anything else boxed.
+    @usableFromInline
+    static func erased<Key: Hashable>(_ key: Key) -> AnyHashable? {
+        if let optional = key as? any OptionalKey { return optional.erasedWrapped }
+        return AnyHashable(key)
+    }
+
     /// Completes a resolve from what the lock-free path found, leaving the read section.
     @inlinable @inline(__always)
     func finish<Service, Args>(
@@ -68,6 +102,18 @@ extension Scope {
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable) -> FastPath {
         guard let table = publishedTable() else { return .locked }
         return table._withUnsafeGuaranteedRef { fastPath($0.bucket(service, arguments, key: key)) }
+    }
+
+    /// The same for a key of a concrete type, compared by `matches` (see ``LookupTable/bucket(_:_:keyType:keyHash:matches:)``).
+    @usableFromInline
+    func fastPath(
+        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
+        matches: (UnsafeMutableRawPointer) -> Bool
+    ) -> FastPath {
+        guard let table = publishedTable() else { return .locked }
+        return table._withUnsafeGuaranteedRef {
+            fastPath($0.bucket(service, arguments, keyType: keyType, keyHash: keyHash, matches: matches))
+        }
     }
 
     /// The registry's published table, or nil when this scope is disposed or none is published.
@@ -401,6 +447,18 @@ extension DisposalRecord {
             return nil
         }
     }
+}
+
+/// An `Optional` used as a key: `resolve(Foo.self, key: name)` with `name: String?` means the key `name!`,
+/// or no key, as it does when the key is passed as `AnyHashable?`.
+@usableFromInline
+protocol OptionalKey {
+    var erasedWrapped: AnyHashable? { get }
+}
+
+extension Optional: OptionalKey where Wrapped: Hashable {
+    @usableFromInline
+    var erasedWrapped: AnyHashable? { flatMap { Scope.erased($0) } }
 }
 
 /// What the lock-free path found for a resolve.

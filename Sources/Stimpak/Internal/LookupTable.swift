@@ -26,6 +26,10 @@ final class LookupTable {
         var isKeyed: Bool
         var keyHash: Int
         var key: AnyHashable?
+        /// The type of the key's base and an unretained ``KeyBox`` of it, for lookups with a concrete key
+        /// type that compare without going through `AnyHashable`; nil when the key isn't `Hashable`-openable.
+        var keyType: ObjectIdentifier?
+        var typedKey: UnsafeMutableRawPointer?
         var registration: Unmanaged<AnyObject>?
         var route: Route
         var index: Int
@@ -34,8 +38,9 @@ final class LookupTable {
 
     let mask: Int
     let buckets: UnsafeMutablePointer<Bucket>
-    /// Keeps the registrations the buckets point to alive.
+    /// Keeps the registrations and typed keys the buckets point to alive.
     private let registrations: [any Registration]
+    private let typedKeys: [AnyObject]
 
     init(_ entries: [ServiceKey: Registry.Entry]) {
         var registrations: [any Registration] = []
@@ -50,22 +55,36 @@ final class LookupTable {
         buckets = .allocate(capacity: capacity)
         let empty = Bucket(
             service: nil, arguments: ObjectIdentifier(Void.self), isKeyed: false, keyHash: 0, key: nil,
-            registration: nil, route: .transient, index: 0, rootWord: nil)
+            keyType: nil, typedKey: nil, registration: nil, route: .transient, index: 0, rootWord: nil)
         buckets.initialize(repeating: empty, count: capacity)
+        var typedKeys: [AnyObject] = []
         for registration in registrations {
             guard let route = registration.route else { continue }
             let service = ObjectIdentifier(registration.serviceKey.service)
             let arguments = ObjectIdentifier(registration.serviceKey.arguments)
             let key = registration.serviceKey.key
             let keyHash = key?.hashValue ?? 0
+            let typed = key.flatMap(Self.typed)
+            if let typed { typedKeys.append(typed.box) }
             var position = Self.hash(service, arguments, keyHash: keyHash) & mask
             while buckets[position].service != nil { position = (position + 1) & mask }
             buckets[position] = Bucket(
                 service: service, arguments: arguments, isKeyed: key != nil, keyHash: keyHash, key: key,
+                keyType: typed?.type, typedKey: typed.map { Unmanaged.passUnretained($0.box).toOpaque() },
                 registration: Unmanaged.passUnretained(registration), route: route, index: registration.index,
                 rootWord: registration.rootWord)
         }
         self.registrations = registrations
+        self.typedKeys = typedKeys
+    }
+
+    /// The key's base opened as its concrete `Hashable` type: that type's identity and a box holding it.
+    private static func typed(_ key: AnyHashable) -> (type: ObjectIdentifier, box: AnyObject)? {
+        func open<Key: Hashable>(_ key: Key) -> (type: ObjectIdentifier, box: AnyObject) {
+            (ObjectIdentifier(Key.self), KeyBox(key))
+        }
+        guard let base = key.base as? any Hashable else { return nil }
+        return open(base)
     }
 
     deinit {
@@ -109,5 +128,37 @@ final class LookupTable {
             }
             position = (position + 1) & mask
         }
+    }
+
+    /// The bucket of (service, arguments, a key of a concrete type), if the fast path serves it.
+    ///
+    /// `keyHash` is the key's own `hashValue`, which is what `AnyHashable` hashes for every type without
+    /// a custom `AnyHashable` representation; for the others (floating point, for one) the lookup misses
+    /// and the caller falls back to the `AnyHashable` lookup. `matches` compares a bucket's ``KeyBox``.
+    func bucket(
+        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
+        matches: (UnsafeMutableRawPointer) -> Bool
+    ) -> UnsafeMutablePointer<Bucket>? {
+        var position = Self.hash(service, arguments, keyHash: keyHash) & mask
+        while true {
+            let bucket = buckets + position
+            guard let found = bucket.pointee.service else { return nil }
+            if found == service, bucket.pointee.arguments == arguments, bucket.pointee.keyHash == keyHash,
+               bucket.pointee.keyType == keyType, let typedKey = bucket.pointee.typedKey, matches(typedKey) {
+                return bucket
+            }
+            position = (position + 1) & mask
+        }
+    }
+}
+
+/// A registration key held as its concrete type, so that a lookup with a key of that type compares it
+/// with the type's own `==`.
+@usableFromInline
+final class KeyBox<Key: Hashable> {
+    @usableFromInline let value: Key
+
+    init(_ value: Key) {
+        self.value = value
     }
 }

@@ -1,0 +1,109 @@
+import Stimpak
+import Testing
+
+/// Keys passed with their own type take the typed lookup; these tests pin that it answers exactly what the
+/// `AnyHashable` lookup answers, for every kind of key and on both the lock-free and the locked path.
+@Suite("Keys")
+struct KeyTests {
+    enum Flavor: Hashable { case vanilla, chocolate }
+
+    @Test("a typed key finds the instance the AnyHashable key finds", arguments: [Reuse.transient, .singleton, .inScope])
+    func typedAndErasedAgree(reuse: Reuse) throws {
+        let container = Container()
+        let counter = Counter()
+        container.register(Foo.self, reuse: reuse, key: "x") { counter.increment(); return Foo() }
+        container.register(Foo.self, reuse: reuse, key: 7) { Foo() }
+        container.register(Foo.self, reuse: reuse, key: Flavor.chocolate) { Foo() }
+        container.register(Foo.self, reuse: reuse) { Foo() }
+        let scope = container.openScope("request")
+        for resolving in [container as any Resolving, scope] {
+            let typed = try resolving.require(Foo.self, key: "x")
+            let erased = try resolving.require(Foo.self, key: AnyHashable("x"))
+            let optional = try resolving.require(Foo.self, key: AnyHashable?.some("x"))
+            if reuse == .transient {
+                #expect(typed !== erased)
+            } else {
+                #expect(typed === erased && erased === optional)
+                #expect(try resolving.require(Foo.self, key: 7) === resolving.require(Foo.self, key: AnyHashable(7)))
+                #expect(try resolving.require(Foo.self, key: Flavor.chocolate) === resolving.require(Foo.self, key: AnyHashable(Flavor.chocolate)))
+                #expect(try resolving.require(Foo.self, key: 7) !== resolving.require(Foo.self, key: "x"))
+            }
+            #expect(resolving.resolve(Foo.self, key: Flavor.vanilla) == nil)
+        }
+        #expect(counter.value == (reuse == .transient ? 6 : reuse == .singleton ? 1 : 2))
+    }
+
+    @Test("an Optional key means its value, and nil means the unkeyed registration")
+    func optionalKeys() throws {
+        let container = Container()
+        let keyed = Foo()
+        let unkeyed = Foo()
+        container.register(Foo.self, reuse: .singleton, key: "x") { keyed }
+        container.register(Foo.self, reuse: .singleton) { unkeyed }
+        let name: String? = "x"
+        let none: String? = nil
+        let nested: String?? = .some("x")
+        #expect(try container.require(Foo.self, key: name) === keyed)
+        #expect(try container.require(Foo.self, key: none) === unkeyed)
+        #expect(try container.require(Foo.self, key: nested) === keyed)
+        #expect(container.resolve(Foo.self, key: nil) === unkeyed)
+    }
+
+    @Test("keys AnyHashable hashes its own way still resolve, by AnyHashable's equality")
+    func customRepresentationKeys() throws {
+        let container = Container()
+        container.register(Foo.self, reuse: .singleton, key: 1.5) { Foo() }
+        container.register(Foo.self, reuse: .singleton, key: 3) { Foo() }
+        let double = try container.require(Foo.self, key: 1.5)
+        #expect(try container.require(Foo.self, key: AnyHashable(1.5)) === double)
+        // AnyHashable finds integers equal across widths; so does the typed form.
+        #expect(try container.require(Foo.self, key: Int8(3)) === container.require(Foo.self, key: 3))
+        #expect(try container.require(Foo.self, key: UInt64(3)) === container.require(Foo.self, key: 3))
+    }
+
+    @Test("a key of another type is another key")
+    func keyTypesDiffer() throws {
+        let container = Container()
+        container.register(Foo.self, key: "1") { Foo() }
+        #expect(container.resolve(Foo.self, key: 1) == nil)
+        let error = #expect(throws: ResolutionError.self) { try container.require(Foo.self, key: 1) }
+        #expect(error?.code == .notRegistered)
+        #expect(error?.description.contains(#"Foo[key: "1"]"#) == true)
+    }
+
+    @Test("typed keys with runtime arguments, labelled and not")
+    func keysWithArguments() throws {
+        let container = Container()
+        container.register(Person.self, reuse: .singleton, key: Flavor.vanilla) { (first: String, last: String) in
+            Person(first, last)
+        }
+        let first = try container.require(Person.self, ("Ada", "Lovelace"), key: Flavor.vanilla)
+        #expect(first.first == "Ada")
+        #expect(try container.require(Person.self, ("Alan", "Turing"), Flavor.vanilla) === first)
+        #expect(container.resolve(Person.self, ("Alan", "Turing"), key: Flavor.vanilla) === first)
+        #expect(container.resolve(Person.self, ("Alan", "Turing"), Flavor.vanilla) === first)
+        #expect(container.resolve(Person.self, ("Alan", "Turing"), key: Flavor.chocolate) == nil)
+    }
+
+    @Test("a typed keyed singleton made under contention is made once and found lock-free by every thread")
+    func typedKeysUnderContention() async throws {
+        let container = Container()
+        let counter = Counter()
+        for key in 0..<64 {
+            container.register(Foo.self, reuse: .singleton, key: "k\(key)") { counter.increment(); return Foo() }
+        }
+        let ids = await withTaskGroup(of: [ObjectIdentifier].self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    (0..<2_000).compactMap { index in
+                        container.resolve(Foo.self, key: "k\(index % 64)").map(ObjectIdentifier.init)
+                    }
+                }
+            }
+            return await group.reduce(into: [ObjectIdentifier]()) { $0 += $1 }
+        }
+        #expect(ids.count == 16_000)
+        #expect(Set(ids).count == 64)
+        #expect(counter.value == 64)
+    }
+}
