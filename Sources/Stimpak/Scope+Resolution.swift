@@ -82,6 +82,10 @@ extension Scope {
             let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration).takeUnretainedValue()
             context.exitReadSection()
             return try makeTransient(resolver, arguments, context: context)
+        case .uncreated(let registration, let generation):
+            let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration).takeUnretainedValue()
+            context.exitReadSection()
+            return try resolveUncreated(resolver, arguments, generation: generation)
         case .locked:
             context.exitReadSection()
             return try locked()
@@ -94,14 +98,16 @@ extension Scope {
     @usableFromInline
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
         guard let table = publishedTable() else { return .locked }
-        return table._withUnsafeGuaranteedRef { fastPath($0.bucket(service, arguments)) }
+        return table._withUnsafeGuaranteedRef { fastPath($0.bucket(service, arguments), generation: $0.generation) }
     }
 
     /// The same for a keyed registration.
     @usableFromInline
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable) -> FastPath {
         guard let table = publishedTable() else { return .locked }
-        return table._withUnsafeGuaranteedRef { fastPath($0.bucket(service, arguments, key: key)) }
+        return table._withUnsafeGuaranteedRef {
+            fastPath($0.bucket(service, arguments, key: key), generation: $0.generation)
+        }
     }
 
     /// The same for a key of a concrete type, compared by `matches` (see ``LookupTable/bucket(_:_:keyType:keyHash:matches:)``).
@@ -112,7 +118,9 @@ extension Scope {
     ) -> FastPath {
         guard let table = publishedTable() else { return .locked }
         return table._withUnsafeGuaranteedRef {
-            fastPath($0.bucket(service, arguments, keyType: keyType, keyHash: keyHash, matches: matches))
+            fastPath(
+                $0.bucket(service, arguments, keyType: keyType, keyHash: keyHash, matches: matches),
+                generation: $0.generation)
         }
     }
 
@@ -126,7 +134,7 @@ extension Scope {
     }
 
     @inline(__always)
-    private func fastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>?) -> FastPath {
+    private func fastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>?, generation: Int) -> FastPath {
         guard let bucket, let registration = bucket.pointee.registration, let rootWord = bucket.pointee.rootWord
         else { return .locked }
         let boxBits: UInt
@@ -138,14 +146,16 @@ extension Scope {
         case .scoped:
             if parent == nil {
                 boxBits = stimpak_load(rootWord)
-            } else if let slots = UnsafeMutableRawPointer(bitPattern: stimpak_load(words + 1)) {
+            } else if let table = UnsafeMutableRawPointer(bitPattern: stimpak_load(words + 1)) {
                 let index = bucket.pointee.index
-                boxBits = Unmanaged<ScopeSlots>.fromOpaque(slots)._withUnsafeGuaranteedRef { $0.box(for: index) }
+                boxBits = Unmanaged<ScopeTable>.fromOpaque(table)._withUnsafeGuaranteedRef { $0.box(for: index) }
             } else {
                 boxBits = 0
             }
         }
-        guard let box = UnsafeMutableRawPointer(bitPattern: boxBits) else { return .locked }
+        guard let box = UnsafeMutableRawPointer(bitPattern: boxBits) else {
+            return .uncreated(registration.toOpaque(), generation: generation)
+        }
         return .cached(box)
     }
 
@@ -203,19 +213,44 @@ extension Scope {
             throw failure(.notRegistered, requested)
         }
         // The registry key holds the identities of `Service` and `Args`, so this is the registration's type.
-        let resolver = unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self)
+        return try resolveRegistered(unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), arguments)
+    }
 
+    /// The locked path for a reused registration the lock-free path found without an instance: it goes
+    /// straight to the cache, unless the registrations changed since (then it looks up again).
+    @usableFromInline
+    func resolveUncreated<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
+    ) throws(ResolutionError) -> Service {
+        let lock = registry.lock
+        lock.lock()
+        guard !isDisposedValue, registry.generation == generation else {
+            lock.unlock()
+            return try resolveLocked(Service.self, arguments, key: resolver.serviceKey.key)
+        }
+        return try resolveRegistered(resolver, arguments)
+    }
+
+    /// Makes a transient, or finds the slot of a reused instance and resolves it. Call with the lock held;
+    /// returns with it released.
+    private func resolveRegistered<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args
+    ) throws(ResolutionError) -> Service {
+        let lock = registry.lock
         guard let owner = resolver.reuse.cachingScope(for: self) else {
             let onResolved = resolver.onResolved
             lock.unlock()
             return try make(resolver, arguments, in: self, onResolved: onResolved, context: .current)
         }
-        let cache = owner.cache(for: resolver)
-        let slot: Slot<Service>
+        let slot: Slot
+        let publishes: Bool
         switch resolver.matching {
         case .ignored:
-            slot = cache.single
+            slot = owner.singleSlot(for: resolver)
+            // Only the slot of arguments-ignoring registrations is what the lock-free path reads.
+            publishes = true
         case .hashed(let hashKey):
+            let cache = owner.instanceCache(for: resolver)
             let argumentsKey = hashKey(arguments)
             if let existing = cache.hashed[argumentsKey] {
                 slot = existing
@@ -223,36 +258,58 @@ extension Scope {
                 slot = Slot()
                 cache.hashed[argumentsKey] = slot
             }
+            publishes = false
         case .compared(let isEqual):
-            slot = comparedSlot(in: cache, for: arguments, isEqual: isEqual)
+            slot = comparedSlot(in: owner.instanceCache(for: resolver), for: arguments, isEqual: isEqual)
+            publishes = false
         }
-        // Only the single slot of arguments-ignoring registrations is what the lock-free path reads.
-        let publishes = slot === cache.single
-        return try resolve(slot, of: resolver, arguments, owner: owner, requested: requested, publishes: publishes)
+        return try resolve(slot, of: resolver, arguments, owner: owner, publishes: publishes)
     }
 
-    /// This scope's cache for `resolver`, made on first use. Call with the lock held.
-    @inline(__always)
-    private func cache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> InstanceCache<Service, Args> {
+    /// This scope's slot for an arguments-ignoring registration, made on first use. Call with the lock held.
+    private func singleSlot<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> Slot {
+        let existing = parent == nil ? resolver.rootCache : cache(for: resolver.index)
+        if let slot = existing as? Slot { return slot }
+        if let existing {
+            // A comparator is never taken away, so this is not expected; serve the slot the cache kept.
+            let cache = unsafeDowncast(existing, to: InstanceCache<Args>.self)
+            if let earlier = cache.earlier { return earlier }
+            let slot = Slot()
+            cache.earlier = slot
+            return slot
+        }
+        let slot = Slot()
         if parent == nil {
-            if let cache = resolver.rootCache { return cache }
-            let cache = InstanceCache<Service, Args>()
+            resolver.rootCache = slot
+        } else {
+            setCache(slot, for: resolver.index)
+        }
+        return slot
+    }
+
+    /// This scope's cache for a registration with a comparator, made on first use; a slot cached before
+    /// the comparator was set is kept in it. Call with the lock held.
+    private func instanceCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> InstanceCache<Args> {
+        let existing = parent == nil ? resolver.rootCache : cache(for: resolver.index)
+        if let existing, !(existing is Slot) {
+            // Caches are named by the registration's index, so this one was made for these `Args`.
+            return unsafeDowncast(existing, to: InstanceCache<Args>.self)
+        }
+        let cache = InstanceCache<Args>()
+        cache.earlier = existing as? Slot
+        if parent == nil {
             resolver.rootCache = cache
-            return cache
+        } else {
+            setCache(cache, for: resolver.index)
         }
-        if let cache = caches[resolver.index] {
-            return unsafeDowncast(cache, to: InstanceCache<Service, Args>.self)
-        }
-        let cache = InstanceCache<Service, Args>()
-        caches[resolver.index] = cache
         return cache
     }
 
     /// The slot for arguments equal to `arguments` under the user's comparator, which runs with the lock
     /// released. Call with the lock held; returns with it held.
-    private func comparedSlot<Service, Args>(
-        in cache: InstanceCache<Service, Args>, for arguments: Args, isEqual: (Args, Args) -> Bool
-    ) -> Slot<Service> {
+    private func comparedSlot<Args>(
+        in cache: InstanceCache<Args>, for arguments: Args, isEqual: (Args, Args) -> Bool
+    ) -> Slot {
         let lock = registry.lock
         var searched = 0
         while searched < cache.compared.count {
@@ -263,7 +320,7 @@ extension Scope {
             if let match { return match.slot }
             searched = entries.count
         }
-        let slot = Slot<Service>()
+        let slot = Slot()
         cache.compared.append((arguments, slot))
         return slot
     }
@@ -271,32 +328,32 @@ extension Scope {
     /// Returns the slot's instance, waits for the thread making it, or makes it: exactly once per slot.
     /// Call with the lock held; returns with it released.
     private func resolve<Service, Args>(
-        _ slot: Slot<Service>,
+        _ slot: Slot,
         of resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
         owner: Scope,
-        requested: ServiceKey,
         publishes: Bool
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
         while true {
             if owner.isDisposedValue {
                 lock.unlock()
-                throw failure(.scopeDisposed, requested, scopeKey: owner.key)
+                throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
             }
             switch slot.state {
             case .created(let box):
                 lock.unlock()
-                return box.value
-            case .initializing(let instance, let flight):
+                // A slot holds the boxes of one registration, whose service type is `Service`.
+                return unsafeDowncast(box, to: InstanceBox<Service>.self).value
+            case .initializing(let box, let flight):
                 lock.unlock()
                 let context = ResolutionContext.current
-                if flight.owner === context { return instance }
-                try context.wait(for: flight, requested: requested)
+                if flight.owner === context { return unsafeDowncast(box, to: InstanceBox<Service>.self).value }
+                try context.wait(for: flight, requested: resolver.serviceKey)
                 lock.lock()
             case .creating(let flight):
                 lock.unlock()
-                try ResolutionContext.current.wait(for: flight, requested: requested)
+                try ResolutionContext.current.wait(for: flight, requested: resolver.serviceKey)
                 lock.lock()
             case .empty:
                 let context = ResolutionContext.current
@@ -308,7 +365,7 @@ extension Scope {
                 lock.unlock()
                 return try make(
                     resolver, arguments, in: owner, into: slot, flight: flight, onResolved: onResolved,
-                    onDispose: onDispose, context: context, requested: requested, publishes: publishes)
+                    onDispose: onDispose, context: context, publishes: publishes)
             }
         }
     }
@@ -319,12 +376,11 @@ extension Scope {
         _ resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
         in owner: Scope,
-        into slot: Slot<Service>,
+        into slot: Slot,
         flight: InFlight,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: (@Sendable (Service) throws -> Void)?,
         context: ResolutionContext,
-        requested: ServiceKey,
         publishes: Bool
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
@@ -335,23 +391,24 @@ extension Scope {
             lock.withLock { slot.state = .empty }
             throw error
         }
-        let record = DisposalRecord(for: instance, key: resolver.serviceKey, slot: slot, onDispose: onDispose)
+        let record = DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
+        let box = resolver.boxType.init(instance)
         let isCached: Bool = lock.withLock {
             guard !owner.isDisposedValue else {
                 slot.state = .empty
                 return false
             }
             if onResolved == nil {
-                owner.store(instance, in: slot, of: resolver, publishes: publishes)
+                owner.store(box, in: slot, of: resolver, publishes: publishes)
             } else {
-                slot.state = .initializing(instance, flight)
+                slot.state = .initializing(box, flight)
             }
             if let record { owner.disposals.append(record) }
             return true
         }
         guard isCached else {
             try? record?.dispose()
-            throw failure(.scopeDisposed, requested, scopeKey: owner.key)
+            throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
         }
         guard let onResolved else { return instance }
         // Cached first, so that whatever the callback resolves can get back to this instance.
@@ -372,17 +429,16 @@ extension Scope {
         lock.withLock {
             // Disposed while the callback ran: the disposal has taken the record and the slot is gone.
             guard !owner.isDisposedValue else { return }
-            owner.store(instance, in: slot, of: resolver, publishes: publishes)
+            owner.store(box, in: slot, of: resolver, publishes: publishes)
         }
         return instance
     }
 
-    /// Caches a finished instance in `slot` of this scope and, when `publishes`, publishes it for the
-    /// lock-free path. Call with the lock held.
+    /// Caches a finished instance's box in `slot` of this scope and, when `publishes`, publishes it for
+    /// the lock-free path. Call with the lock held.
     private func store<Service, Args>(
-        _ instance: Service, in slot: Slot<Service>, of resolver: ServiceResolver<Service, Args>, publishes: Bool
+        _ box: InstanceBox<Service>, in slot: Slot, of resolver: ServiceResolver<Service, Args>, publishes: Bool
     ) {
-        let box = InstanceBox(instance)
         slot.state = .created(box)
         guard publishes else { return }
         if parent == nil {
@@ -438,11 +494,14 @@ extension Scope {
 
 extension DisposalRecord {
     /// The record for a new cached instance, or nil when it has neither an `onDispose` hook nor `Disposable`.
-    init?<Service>(for instance: Service, key: ServiceKey, slot: AnyObject, onDispose: (@Sendable (Service) throws -> Void)?) {
+    init?<Service, Args>(
+        for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot,
+        onDispose: (@Sendable (Service) throws -> Void)?
+    ) {
         if let onDispose {
-            self.init(key: key, slot: slot, dispose: { try onDispose(instance) })
-        } else if let disposable = instance as? any Disposable {
-            self.init(key: key, slot: slot, dispose: { try disposable.dispose() })
+            self.init(key: resolver.serviceKey, slot: slot, dispose: { try onDispose(instance) })
+        } else if let disposable = resolver.disposable(instance) {
+            self.init(key: resolver.serviceKey, slot: slot, dispose: { try disposable.dispose() })
         } else {
             return nil
         }
@@ -468,6 +527,9 @@ enum FastPath {
     case cached(UnsafeMutableRawPointer)
     /// A transient registration without callbacks: an unretained `ServiceResolver<Service, Args>`.
     case transient(UnsafeMutableRawPointer)
+    /// A reused registration (an unretained `ServiceResolver<Service, Args>`) whose instance this scope
+    /// has not published yet, found in the table of the registry's `generation`.
+    case uncreated(UnsafeMutableRawPointer, generation: Int)
     /// Nothing the lock-free path can serve.
     case locked
 }

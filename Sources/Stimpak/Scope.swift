@@ -12,9 +12,9 @@ import CStimpakAtomics
 /// request.dispose()
 /// ```
 public final class Scope: Resolving, @unchecked Sendable {
-    // `key`, `parent`, `rootRef`, `registry`, `sequence` and `words` never change; every `var` is guarded
-    // by `registry.lock`, the one lock of the container; `words` are written under it and read atomically
-    // by the lock-free path.
+    // `key`, `keyHash`, `parent`, `rootRef`, `registry`, `sequence` and `words` never change; every `var`
+    // is guarded by `registry.lock`, the one lock of the container; `words` are written under it and read
+    // atomically by the lock-free path.
 
     /// The key the scope was opened with; nil for the container's root scope.
     public let key: AnyHashable?
@@ -24,23 +24,28 @@ public final class Scope: Resolving, @unchecked Sendable {
     @usableFromInline let registry: Registry
     /// Opening order among siblings, so that disposal can go in reverse.
     private let sequence: Int
-    /// Word 0: nonzero once disposed. Word 1: the published ``ScopeSlots`` (unretained), or 0.
+    /// `key`'s hash, computed once: the parent finds and removes its children by it.
+    private let keyHash: Int
+    /// Word 0: nonzero once disposed. Word 1: the published ``ScopeTable`` (unretained), or 0.
     @usableFromInline let words: UnsafeMutablePointer<UInt>
 
-    private var children: [AnyHashable: Scope] = [:]
+    /// The open children by their key's hash; children whose keys share a hash are chained through
+    /// `nextInBucket`. So a scope is detached by identity, without comparing `AnyHashable`s.
+    private var children: [Int: Scope] = [:]
+    private var nextInBucket: Scope?
     private var nextChildSequence = 0
-    /// This scope's caches, by registration index (the root scope's live on the registrations instead).
-    var caches: [Int: AnyObject] = [:]
+    /// This child scope's caches and published instances (the root scope's live on the registrations).
+    private var table: ScopeTable?
+    /// Smaller tables that `table` replaced: lock-free readers may still be probing them.
+    private var retiredTables: [ScopeTable] = []
     /// Values put here with `provide`, by the key they resolve under.
     var locals: [ServiceKey: Any] = [:]
     /// Cached instances with a disposal hook, in order of creation.
     var disposals: [DisposalRecord] = []
-    /// The `.inScope` instances published for the lock-free path, and the full copies it replaced.
-    private var slots: ScopeSlots?
-    private var retiredSlots: [ScopeSlots] = []
 
     init(root registry: Registry) {
         self.key = nil
+        self.keyHash = 0
         self.parent = nil
         self.rootRef = nil
         self.registry = registry
@@ -48,8 +53,9 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.words = Self.makeWords(isDisposed: false)
     }
 
-    private init(key: AnyHashable, parent: Scope, sequence: Int, isDisposed: Bool) {
+    private init(key: AnyHashable, keyHash: Int, parent: Scope, sequence: Int, isDisposed: Bool) {
         self.key = key
+        self.keyHash = keyHash
         self.parent = parent
         self.rootRef = parent.root
         self.registry = parent.registry
@@ -74,14 +80,29 @@ public final class Scope: Resolving, @unchecked Sendable {
         set { stimpak_store(words, newValue ? 1 : 0) }
     }
 
-    /// Publishes an `.inScope` instance of this (child) scope for the lock-free path. Call with the lock held.
-    func publish(_ box: UInt, index: Int) {
-        if let slots, slots.append(index: index, box: box) { return }
-        let larger = ScopeSlots(capacity: max(4, (slots?.capacity ?? 0) * 2), copying: slots)
-        _ = larger.append(index: index, box: box)
-        if let slots { retiredSlots.append(slots) }
-        slots = larger
+    // MARK: Caches (call with the lock held)
+
+    /// This child scope's cache for the registration with `index`: a ``Slot`` or an ``InstanceCache``.
+    func cache(for index: Int) -> AnyObject? {
+        table?.cache(for: index)
+    }
+
+    /// Sets this child scope's cache for the registration with `index`, growing the table if it is full.
+    func setCache(_ cache: AnyObject, for index: Int) {
+        if let table, table.hasRoom {
+            table.set(cache, for: index)
+            return
+        }
+        let larger = table.map(ScopeTable.init(growing:)) ?? ScopeTable(capacity: 8)
+        larger.set(cache, for: index)
+        if let table { retiredTables.append(table) }
+        table = larger
         stimpak_store(words + 1, UInt(bitPattern: Unmanaged.passUnretained(larger).toOpaque()))
+    }
+
+    /// Publishes an `.inScope` instance of this child scope for the lock-free path; its cache is set.
+    func publish(_ box: UInt, index: Int) {
+        table?.publish(box, for: index)
     }
 
     /// The container's root scope, where singletons live.
@@ -102,18 +123,54 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// - Parameter key: Any hashable value: a request id, a screen, a session.
     /// - Returns: The child scope.
     public func openScope(_ key: AnyHashable) -> Scope {
-        registry.lock.withLock {
-            if let existing = children[key] { return existing }
+        let hash = key.hashValue
+        return registry.lock.withLock {
+            if let existing = child(key, hash: hash) { return existing }
             nextChildSequence += 1
-            let child = Scope(key: key, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
-            if !isDisposedValue { children[key] = child }
+            let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
+            if !isDisposedValue {
+                child.nextInBucket = children.updateValue(child, forKey: hash)
+            }
             return child
         }
     }
 
     /// The open child scope with `key`, if any.
     public subscript(key: AnyHashable) -> Scope? {
-        registry.lock.withLock { children[key] }
+        let hash = key.hashValue
+        return registry.lock.withLock { child(key, hash: hash) }
+    }
+
+    /// The open child with `key`, whose hash is `hash`. Call with the lock held.
+    private func child(_ key: AnyHashable, hash: Int) -> Scope? {
+        var candidate = children[hash]
+        while let child = candidate {
+            if child.key == key { return child }
+            candidate = child.nextInBucket
+        }
+        return nil
+    }
+
+    /// Detaches `child` from this scope's open children, if it is one. Call with the lock held.
+    private func remove(_ child: Scope) {
+        guard let head = children[child.keyHash] else { return }
+        if head === child {
+            if let next = child.nextInBucket {
+                children[child.keyHash] = next
+            } else {
+                children.removeValue(forKey: child.keyHash)
+            }
+        } else {
+            var previous = head
+            while let next = previous.nextInBucket {
+                if next === child {
+                    previous.nextInBucket = child.nextInBucket
+                    break
+                }
+                previous = next
+            }
+        }
+        child.nextInBucket = nil
     }
 
     /// Puts an existing value into this scope, so that it resolves here and in the scopes below, and
@@ -145,38 +202,30 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() -> [DisposalFailure] {
-        var records: [DisposalRecord] = []
-        var released: [Any] = []
-        registry.lock.withLock {
-            guard !isDisposedValue else { return }
-            for scope in subtreeDeepestFirst() {
-                scope.isDisposedValue = true
-                stimpak_store(scope.words + 1, 0)
-                records.append(contentsOf: scope.disposals.reversed())
-                released.append(scope.caches)
-                released.append(scope.locals)
-                released.append((scope.slots, scope.retiredSlots))
-                scope.disposals = []
-                scope.caches = [:]
-                scope.locals = [:]
-                scope.children = [:]
-                scope.slots = nil
-                scope.retiredSlots = []
-            }
-            if let parent, let key, parent.children[key] === self {
-                parent.children[key] = nil
-            }
-            if parent == nil {
-                for entry in registry.entries.values {
-                    if let cache = entry.registration?.takeRootCache() { released.append(cache) }
-                }
+        var detached = Detached()
+        let lock = registry.lock
+        lock.lock()
+        guard !isDisposedValue else {
+            lock.unlock()
+            return []
+        }
+        if children.isEmpty {
+            detach(into: &detached)
+        } else {
+            for scope in subtreeDeepestFirst() { scope.detach(into: &detached) }
+        }
+        parent?.remove(self)
+        if parent == nil {
+            for entry in registry.entries.values {
+                if let cache = entry.registration?.takeRootCache() { detached.objects.append(cache) }
             }
         }
-        guard !released.isEmpty else { return [] }
+        lock.unlock()
+        guard detached.holdsAnything else { return [] }
         // Lock-free readers may still hold the published instances: let them finish first.
         ResolutionContext.waitForReaders()
         var failures: [DisposalFailure] = []
-        for record in records {
+        for record in detached.records {
             do {
                 try record.dispose()
             } catch {
@@ -184,9 +233,48 @@ public final class Scope: Resolving, @unchecked Sendable {
             }
         }
         // Instances are released here, after their hooks and outside the lock, so deinits may resolve.
-        records = []
-        released = []
+        detached = Detached()
         return failures
+    }
+
+    /// What a disposal takes out of the scopes under the lock, to dispose and release outside it.
+    private struct Detached {
+        /// Disposal records in the order they run: each scope's newest first, scopes deepest first.
+        var records: [DisposalRecord] = []
+        var table: ScopeTable?
+        var locals: [ServiceKey: Any] = [:]
+        /// Every other table, scope-local dictionary and root cache, when there are several.
+        var objects: [AnyObject] = []
+        var moreLocals: [[ServiceKey: Any]] = []
+
+        var holdsAnything: Bool {
+            !records.isEmpty || table != nil || !locals.isEmpty || !objects.isEmpty || !moreLocals.isEmpty
+        }
+    }
+
+    /// Marks this scope disposed, unpublishes its instances and moves its state into `detached`.
+    /// Call with the lock held.
+    private func detach(into detached: inout Detached) {
+        isDisposedValue = true
+        stimpak_store(words + 1, 0)
+        if !disposals.isEmpty {
+            detached.records.append(contentsOf: disposals.reversed())
+            disposals = []
+        }
+        if let table {
+            if detached.table == nil { detached.table = table } else { detached.objects.append(table) }
+            self.table = nil
+        }
+        if !retiredTables.isEmpty {
+            detached.objects.append(contentsOf: retiredTables as [AnyObject])
+            retiredTables = []
+        }
+        if !locals.isEmpty {
+            if detached.locals.isEmpty { detached.locals = locals } else { detached.moreLocals.append(locals) }
+            locals = [:]
+        }
+        children = [:]
+        nextInBucket = nil
     }
 
     /// Every scope of this subtree, each after all its descendants. Iterative, so depth costs no stack.
@@ -195,7 +283,15 @@ public final class Scope: Resolving, @unchecked Sendable {
         var stack: [Scope] = [self]
         while let scope = stack.popLast() {
             preorder.append(scope)
-            stack.append(contentsOf: scope.children.values.sorted { $0.sequence > $1.sequence })
+            var open: [Scope] = []
+            for head in scope.children.values {
+                var candidate: Scope? = head
+                while let child = candidate {
+                    open.append(child)
+                    candidate = child.nextInBucket
+                }
+            }
+            stack.append(contentsOf: open.sorted { $0.sequence > $1.sequence })
         }
         return preorder.reversed()
     }

@@ -28,8 +28,15 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var matching: ArgumentMatching<Args> = .ignored
     var onResolved: (@Sendable (Scope, Service) throws -> Void)?
     var onDispose: (@Sendable (Service) throws -> Void)?
-    /// The instances cached in the root scope: the singleton, or `.inScope` resolved from the container.
-    var rootCache: InstanceCache<Service, Args>?
+    /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
+    /// a ``Slot``, or an ``InstanceCache`` once the registration has a comparator.
+    var rootCache: AnyObject?
+    /// `InstanceBox<Service>`, looked up once here: the locked path runs unspecialized, and naming the
+    /// generic type there would look its metadata up on every creation.
+    let boxType: InstanceBox<Service>.Type
+    /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
+    /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
+    private let disposableCheck: UnsafeMutablePointer<UInt>
 
     init(
         key: AnyHashable?,
@@ -43,12 +50,25 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.index = index
         self.registry = registry
         self.factory = factory
-        self.rootWord = .allocate(capacity: 1)
-        self.rootWord.initialize(to: 0)
+        self.boxType = InstanceBox<Service>.self
+        self.rootWord = .allocate(capacity: 2)
+        self.rootWord.initialize(repeating: 0, count: 2)
+        self.disposableCheck = rootWord + 1
     }
 
     deinit {
         rootWord.deallocate()
+    }
+
+    /// `instance` as a `Disposable`, if it is one. The conformance of the last dynamic type seen is
+    /// remembered, so that the runtime's conformance lookup runs only when the type changes or conforms.
+    func disposable(_ instance: Service) -> (any Disposable)? {
+        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance)))
+        let checked = stimpak_load_relaxed(disposableCheck)
+        if checked == type { return nil }
+        let disposable = instance as? any Disposable
+        stimpak_store_relaxed(disposableCheck, disposable == nil ? type : type | 1)
+        return disposable
     }
 
     /// The registration's key, or nil.

@@ -22,6 +22,10 @@ static inline uintptr_t stimpak_load_relaxed(const uintptr_t *_Nonnull word) {
     return __atomic_load_n(word, __ATOMIC_RELAXED);
 }
 
+static inline void stimpak_store_relaxed(uintptr_t *_Nonnull word, uintptr_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELAXED);
+}
+
 static inline uintptr_t stimpak_exchange(uintptr_t *_Nonnull word, uintptr_t value) {
     return __atomic_exchange_n(word, value, __ATOMIC_SEQ_CST);
 }

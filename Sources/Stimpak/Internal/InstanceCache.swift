@@ -1,14 +1,17 @@
 import CStimpakAtomics
 
 /// Where one reused instance lives: nothing yet, being made by some thread, or made.
-final class Slot<Service> {  // guarded by the container's lock
+///
+/// Not generic, so that the locked path, which runs unspecialized, makes one without a metadata lookup.
+final class Slot {  // guarded by the container's lock
     enum State {
         case empty
         case creating(InFlight)
-        /// Made and cached, its `resolved` callback still running: the creating thread gets it, others wait.
-        case initializing(Service, InFlight)
-        /// Made; the box is what the lock-free path publishes.
-        case created(InstanceBox<Service>)
+        /// Made and cached (the `InstanceBox`), its `resolved` callback still running: the creating thread
+        /// gets it, others wait.
+        case initializing(AnyObject, InFlight)
+        /// Made; the `InstanceBox<Service>` is what the lock-free path publishes.
+        case created(AnyObject)
     }
 
     var state: State = .empty
@@ -19,7 +22,9 @@ final class Slot<Service> {  // guarded by the container's lock
 final class InstanceBox<Service> {
     @usableFromInline let value: Service
 
-    init(_ value: Service) {
+    /// Required, so that a registration can make boxes through the metatype it stored (see
+    /// ``ServiceResolver/boxType``) instead of looking the generic metadata up on every creation.
+    required init(_ value: Service) {
         self.value = value
     }
 
@@ -27,63 +32,15 @@ final class InstanceBox<Service> {
     var word: UInt { UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
 }
 
-/// The `.inScope` instances one child scope has published for the lock-free path: (registration index,
-/// unretained `InstanceBox`) pairs, appended under the container's lock and read in read sections.
-///
-/// Entries are written before `count` is raised, and never change until the scope is disposed; when the
-/// storage is full, the scope publishes a larger copy and keeps the old one until it is disposed.
-final class ScopeSlots {
-    let capacity: Int
-    private let count: UnsafeMutablePointer<UInt>
-    private let indices: UnsafeMutablePointer<Int>
-    private let boxes: UnsafeMutablePointer<UInt>
-
-    init(capacity: Int, copying old: ScopeSlots?) {
-        self.capacity = capacity
-        count = .allocate(capacity: 1)
-        indices = .allocate(capacity: capacity)
-        boxes = .allocate(capacity: capacity)
-        let copied = old.map { Int($0.count.pointee) } ?? 0
-        if let old {
-            indices.initialize(from: old.indices, count: copied)
-            boxes.initialize(from: old.boxes, count: copied)
-        }
-        count.initialize(to: UInt(copied))
-    }
-
-    deinit {
-        count.deallocate()
-        indices.deallocate()
-        boxes.deallocate()
-    }
-
-    /// Adds a published instance; false when full. Call with the container's lock held.
-    func append(index: Int, box: UInt) -> Bool {
-        let used = Int(count.pointee)
-        guard used < capacity else { return false }
-        indices[used] = index
-        boxes[used] = box
-        stimpak_store(count, UInt(used + 1))
-        return true
-    }
-
-    /// The published box of the registration with `index`, or 0. Call inside a read section.
-    func box(for index: Int) -> UInt {
-        let used = Int(stimpak_load(count))
-        for position in 0..<used where indices[position] == index {
-            return boxes[position]
-        }
-        return 0
-    }
-}
-
-/// One registration's instances in one scope: a single slot when arguments are ignored, else one slot
-/// per class of equal arguments (a list searched with the comparator, or a hash table).
-final class InstanceCache<Service, Args> {  // guarded by the container's lock
-    let single = Slot<Service>()
+/// One registration's instances in one scope when a comparator decides which instance a call gets: one
+/// slot per class of equal arguments (a list searched with the comparator, or a hash table).
+final class InstanceCache<Args> {  // guarded by the container's lock
     /// Append-only, so a search that ran outside the lock only needs to look at what was added since.
-    var compared: [(arguments: Args, slot: Slot<Service>)] = []
-    var hashed: [AnyHashable: Slot<Service>] = [:]
+    var compared: [(arguments: Args, slot: Slot)] = []
+    var hashed: [AnyHashable: Slot] = [:]
+    /// The slot used before the registration was given a comparator, kept so that its instance lives
+    /// as long as the scope, like every cached instance.
+    var earlier: Slot?
 }
 
 /// How a reused registration decides which cached instance a call with given arguments gets.
@@ -100,6 +57,130 @@ enum ArgumentMatching<Args> {
 struct DisposalRecord {
     let key: ServiceKey
     /// The slot the instance was cached in, to find the record again if the instance is evicted.
-    let slot: AnyObject
+    let slot: Slot
     let dispose: () throws -> Void
+}
+
+/// A child scope's caches by registration index: a ``Slot`` (arguments ignored) or an ``InstanceCache``
+/// (a comparator), and for a slot the instance box published for the lock-free path.
+///
+/// Open addressing over raw memory. The locked path inserts and publishes under the container's lock; the
+/// lock-free path probes inside a read section, so the words it reads (`index`, `box`) are atomic, an
+/// entry's `box` is stored after its `index`, and nothing is ever removed. When the table is half full
+/// the scope publishes a larger copy that takes over the references; the old one stays readable until
+/// the scope is disposed.
+final class ScopeTable {
+    /// One entry: `index` is `UInt.max` while empty.
+    struct Entry {
+        var index: UInt
+        var box: UInt
+        var cache: Unmanaged<AnyObject>?
+    }
+
+    private static let empty = UInt.max
+
+    let capacity: Int
+    private(set) var count = 0
+    /// Whether this table owns the references in its entries (false once a larger copy took them over).
+    private var ownsCaches = true
+    private let entries: UnsafeMutablePointer<Entry>
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        entries = .allocate(capacity: capacity)
+        entries.initialize(repeating: Entry(index: Self.empty, box: 0, cache: nil), count: capacity)
+    }
+
+    /// A copy of `old` with twice its capacity, which takes over `old`'s references.
+    convenience init(growing old: ScopeTable) {
+        self.init(capacity: old.capacity * 2)
+        for position in 0..<old.capacity where old.entries[position].index != Self.empty {
+            entries[insertionPosition(for: old.entries[position].index)] = old.entries[position]
+            count += 1
+        }
+        old.ownsCaches = false
+    }
+
+    deinit {
+        if ownsCaches {
+            for position in 0..<capacity { entries[position].cache?.release() }
+        }
+        entries.deinitialize(count: capacity)
+        entries.deallocate()
+    }
+
+    /// Where the probe for `index` starts: Fibonacci hashing, since indices are consecutive integers.
+    @inline(__always)
+    private func start(_ index: UInt) -> Int {
+        Int(truncatingIfNeeded: (index &* 0x9E37_79B9_7F4A_7C15) >> 32) & (capacity - 1)
+    }
+
+    @inline(__always)
+    private func words(at position: Int) -> UnsafeMutablePointer<UInt> {
+        // `index` and `box` are the entry's first two words.
+        UnsafeMutableRawPointer(entries + position).assumingMemoryBound(to: UInt.self)
+    }
+
+    private func insertionPosition(for index: UInt) -> Int {
+        var position = start(index)
+        while entries[position].index != Self.empty { position = (position + 1) & (capacity - 1) }
+        return position
+    }
+
+    /// The cache of the registration with `index`, or nil. Call with the container's lock held.
+    func cache(for index: Int) -> AnyObject? {
+        let index = UInt(index)
+        var position = start(index)
+        while true {
+            let found = entries[position].index
+            if found == index { return entries[position].cache?.takeUnretainedValue() }
+            if found == Self.empty { return nil }
+            position = (position + 1) & (capacity - 1)
+        }
+    }
+
+    /// Whether another entry fits without growing past half full.
+    var hasRoom: Bool { (count + 1) * 2 <= capacity }
+
+    /// Adds (or, when `index` has one, replaces) the cache of a registration; the table keeps it alive.
+    /// Call with the container's lock held, when ``hasRoom``.
+    func set(_ cache: AnyObject, for index: Int) {
+        let index = UInt(index)
+        var position = start(index)
+        while true {
+            let found = entries[position].index
+            if found == index {
+                let old = entries[position].cache
+                entries[position].cache = .passRetained(cache)
+                old?.release()
+                return
+            }
+            if found == Self.empty { break }
+            position = (position + 1) & (capacity - 1)
+        }
+        entries[position].cache = .passRetained(cache)
+        stimpak_store(words(at: position), index)
+        count += 1
+    }
+
+    /// Publishes the box of the registration with `index`, which has an entry. Call with the lock held.
+    func publish(_ box: UInt, for index: Int) {
+        let index = UInt(index)
+        var position = start(index)
+        while entries[position].index != index { position = (position + 1) & (capacity - 1) }
+        stimpak_store(words(at: position) + 1, box)
+    }
+
+    /// The published box of the registration with `index`, or 0. Call inside a read section.
+    @inline(__always)
+    func box(for index: Int) -> UInt {
+        let index = UInt(index)
+        var position = start(index)
+        while true {
+            let found = stimpak_load(words(at: position))
+            if found == index { return stimpak_load(words(at: position) + 1) }
+            if found == Self.empty { return 0 }
+            position = (position + 1) & (capacity - 1)
+        }
+    }
 }

@@ -7,7 +7,7 @@
 /// a miss sends the resolve to the locked path, which knows everything.
 final class LookupTable {
     /// What the fast path does with a registration.
-        enum Route: UInt8 {
+    enum Route: UInt8 {
         /// Call the factory (no `resolved` callback).
         case transient
         /// Read the instance from the registration's root word (a singleton).
@@ -17,7 +17,7 @@ final class LookupTable {
         case scoped
     }
 
-        struct Bucket {
+    struct Bucket {
         /// nil marks an empty bucket.
         var service: ObjectIdentifier?
         var arguments: ObjectIdentifier
@@ -38,11 +38,14 @@ final class LookupTable {
 
     let mask: Int
     let buckets: UnsafeMutablePointer<Bucket>
+    /// The registry's generation when the table was built (see ``Registry/generation``).
+    let generation: Int
     /// Keeps the registrations and typed keys the buckets point to alive.
     private let registrations: [any Registration]
     private let typedKeys: [AnyObject]
 
-    init(_ entries: [ServiceKey: Registry.Entry]) {
+    init(_ entries: [ServiceKey: Registry.Entry], generation: Int) {
+        self.generation = generation
         var registrations: [any Registration] = []
         for entry in entries.values where !entry.hasScopeLocals {
             if let registration = entry.registration, registration.route != nil {

@@ -38,6 +38,9 @@ final class Registry: @unchecked Sendable {
     /// Each registration's index names its cache in every scope; never reused, so a cache can't outlive
     /// its registration and be mistaken for another's.
     private var nextIndex = 0
+    /// Counts the retired tables. A registration found in a table built at the current generation is
+    /// still the one registered, and its key has no scope-local values.
+    private(set) var generation = 0
 
     init() {
         tableWord = .allocate(capacity: 1)
@@ -73,7 +76,8 @@ final class Registry: @unchecked Sendable {
 
     /// Unpublishes the table; call with `lock` held, then ``release(retiredTable:)`` after unlocking.
     func retireTable() -> UInt {
-        stimpak_exchange(tableWord, 0)
+        generation += 1
+        return stimpak_exchange(tableWord, 0)
     }
 
     /// Releases a table that ``retireTable()`` returned, once no reader can be using it. Call without the lock.
@@ -91,7 +95,7 @@ final class Registry: @unchecked Sendable {
     /// Builds and publishes the table if none is. Call with `lock` held.
     func publishTableIfNeeded() {
         guard stimpak_load_relaxed(tableWord) == 0 else { return }
-        let table = LookupTable(entries)
+        let table = LookupTable(entries, generation: generation)
         stimpak_store(tableWord, UInt(bitPattern: Unmanaged.passRetained(table).toOpaque()))
     }
 
