@@ -345,39 +345,37 @@ extension Scope {
                 lock.unlock()
                 // A slot holds the boxes of one registration, whose service type is `Service`.
                 return unsafeDowncast(box, to: InstanceBox<Service>.self).value
-            case .initializing(let box, let flight):
+            case .initializing(let box, let owner, _) where owner === ResolutionContext.current:
+                // Its `resolved` callback is running on this thread and resolves it again: it is cached.
                 lock.unlock()
-                let context = ResolutionContext.current
-                if flight.owner === context { return unsafeDowncast(box, to: InstanceBox<Service>.self).value }
-                try context.wait(for: flight, requested: resolver.serviceKey)
-                lock.lock()
-            case .creating(let flight):
+                return unsafeDowncast(box, to: InstanceBox<Service>.self).value
+            case .creating, .initializing:
+                // Another thread is making it (or this one, which the wait reports as a cycle).
+                let flight = slot.flight(of: resolver)
                 lock.unlock()
-                try ResolutionContext.current.wait(for: flight, requested: resolver.serviceKey)
+                if let flight { try ResolutionContext.current.wait(for: flight, requested: resolver.serviceKey) }
                 lock.lock()
             case .empty:
                 let context = ResolutionContext.current
-                let flight = InFlight(owner: context, resolver: resolver)
-                defer { flight.finish() }
-                slot.state = .creating(flight)
+                slot.state = .creating(context, nil)
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
                 lock.unlock()
                 return try make(
-                    resolver, arguments, in: owner, into: slot, flight: flight, onResolved: onResolved,
-                    onDispose: onDispose, context: context, publishes: publishes)
+                    resolver, arguments, in: owner, into: slot, onResolved: onResolved, onDispose: onDispose,
+                    context: context, publishes: publishes)
             }
         }
     }
 
     /// Runs the factory of a reused service, caches the instance, then runs its `resolved` callback.
-    /// Called with the lock released and the slot marked as being created by this thread.
+    /// Called with the lock released and the slot marked as being created by this thread; every way out
+    /// settles the slot and finishes the flight of any thread waiting for it.
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
         in owner: Scope,
         into slot: Slot,
-        flight: InFlight,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: (@Sendable (Service) throws -> Void)?,
         context: ResolutionContext,
@@ -388,64 +386,67 @@ extension Scope {
         do {
             instance = try make(resolver, arguments, in: owner, onResolved: nil, context: context)
         } catch {
-            lock.withLock { slot.state = .empty }
+            lock.withLock { slot.settle(.empty) }?.finish()
             throw error
         }
         let record = DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
         let box = resolver.boxType.init(instance)
-        let isCached: Bool = lock.withLock {
-            guard !owner.isDisposedValue else {
-                slot.state = .empty
-                return false
-            }
-            if onResolved == nil {
-                owner.store(box, in: slot, of: resolver, publishes: publishes)
-            } else {
-                slot.state = .initializing(box, flight)
-            }
-            if let record { owner.disposals.append(record) }
-            return true
-        }
-        guard isCached else {
+        lock.lock()
+        guard !owner.isDisposedValue else {
+            let flight = slot.settle(.empty)
+            lock.unlock()
+            flight?.finish()
             try? record?.dispose()
             throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
         }
-        guard let onResolved else { return instance }
+        if let record { owner.disposals.append(record) }
+        guard let onResolved else {
+            let flight = owner.store(box, in: slot, of: resolver, publishes: publishes)
+            lock.unlock()
+            flight?.finish()
+            return instance
+        }
+        if case .creating(_, let flight) = slot.state { slot.state = .initializing(box, context, flight) }
+        lock.unlock()
         // Cached first, so that whatever the callback resolves can get back to this instance.
         do {
             try context.enter(resolver)
             defer { context.leave() }
             try runCallback(onResolved, owner, instance, of: resolver, context: context)
         } catch {
-            lock.withLock {
-                slot.state = .empty
+            let flight: InFlight? = lock.withLock {
                 if let index = owner.disposals.lastIndex(where: { $0.slot === slot }) {
                     owner.disposals.remove(at: index)
                 }
+                return slot.settle(.empty)
             }
+            flight?.finish()
             try? record?.dispose()
             throw error
         }
-        lock.withLock {
+        let flight: InFlight? = lock.withLock {
             // Disposed while the callback ran: the disposal has taken the record and the slot is gone.
-            guard !owner.isDisposedValue else { return }
-            owner.store(box, in: slot, of: resolver, publishes: publishes)
+            guard !owner.isDisposedValue else { return slot.settle(.empty) }
+            return owner.store(box, in: slot, of: resolver, publishes: publishes)
         }
+        flight?.finish()
         return instance
     }
 
     /// Caches a finished instance's box in `slot` of this scope and, when `publishes`, publishes it for
     /// the lock-free path. Call with the lock held.
+    /// - Returns: The flight of the threads waiting for the instance, to finish once the lock is released.
     private func store<Service, Args>(
         _ box: InstanceBox<Service>, in slot: Slot, of resolver: ServiceResolver<Service, Args>, publishes: Bool
-    ) {
-        slot.state = .created(box)
-        guard publishes else { return }
+    ) -> InFlight? {
+        let flight = slot.settle(.created(box))
+        guard publishes else { return flight }
         if parent == nil {
             stimpak_store(resolver.rootWord, box.word)
         } else {
             publish(box.word, index: resolver.index)
         }
+        return flight
     }
 
     /// Runs a registration's factory (and, for a transient, its `resolved` callback) with the

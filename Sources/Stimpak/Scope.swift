@@ -153,12 +153,13 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// Detaches `child` from this scope's open children, if it is one. Call with the lock held.
     private func remove(_ child: Scope) {
-        guard let head = children[child.keyHash] else { return }
+        guard let position = children.index(forKey: child.keyHash) else { return }
+        let head = children.values[position]
         if head === child {
             if let next = child.nextInBucket {
-                children[child.keyHash] = next
+                children.values[position] = next
             } else {
-                children.removeValue(forKey: child.keyHash)
+                children.remove(at: position)
             }
         } else {
             var previous = head
@@ -209,12 +210,13 @@ public final class Scope: Resolving, @unchecked Sendable {
             lock.unlock()
             return []
         }
+        // Unlinked first: `remove` walks the bucket chain that `detach` clears.
+        parent?.remove(self)
         if children.isEmpty {
             detach(into: &detached)
         } else {
             for scope in subtreeDeepestFirst() { scope.detach(into: &detached) }
         }
-        parent?.remove(self)
         if parent == nil {
             for entry in registry.entries.values {
                 if let cache = entry.registration?.takeRootCache() { detached.objects.append(cache) }

@@ -63,7 +63,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// `instance` as a `Disposable`, if it is one. The conformance of the last dynamic type seen is
     /// remembered, so that the runtime's conformance lookup runs only when the type changes or conforms.
     func disposable(_ instance: Service) -> (any Disposable)? {
-        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance)))
+        // Through `Any`: in generic code `type(of:)` of an existential `Service` is the existential type.
+        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any)))
         let checked = stimpak_load_relaxed(disposableCheck)
         if checked == type { return nil }
         let disposable = instance as? any Disposable

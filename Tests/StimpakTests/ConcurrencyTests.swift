@@ -211,6 +211,9 @@ final class ResultBox: @unchecked Sendable {  // `storage` is guarded by `lock`
 
     var values: [String] { lock.withLock { storage.map { $0.map { "\($0)" } ?? "nil" } } }
 
+    /// The values that are objects, in order (nils left out).
+    var objects: [AnyObject] { lock.withLock { storage.compactMap { $0.map { $0 as AnyObject } } } }
+
     var allSame: Bool {
         lock.withLock {
             let objects = storage.compactMap { $0 as AnyObject? }
@@ -291,5 +294,85 @@ final class ResultBox: @unchecked Sendable {  // `storage` is guarded by `lock`
         container.register(Person.self) { Person("third", "") }.resolved { _, _ in callbacks.increment() }
         _ = container.resolve(Person.self)
         #expect(callbacks.value == 1, "a transient with a callback goes through the locked path")
+    }
+}
+
+/// Threads that arrive while another thread is making a reused instance wait for that creation, whatever
+/// way it ends; the scope's storage grows while other threads read it.
+@Suite struct CreationInFlightTests {
+    @Test(arguments: [Reuse.singleton, Reuse.inScope])
+    func waitersWakeWhenTheCreationFailsAndOneOfThemMakesIt(reuse: Reuse) {
+        for round in 0..<20 {
+            let attempts = Counter()
+            let container = Container()
+            container.register(Foo.self, reuse: reuse) { () throws -> Foo in
+                attempts.increment()
+                if attempts.value == 1 {
+                    usleep(2_000)  // the others arrive and wait for this creation
+                    throw Boom()
+                }
+                return Foo()
+            }
+            let scope = container.openScope(round)
+            let results = ResultBox(count: ConcurrencyTests.threads)
+            hammer(threads: ConcurrencyTests.threads) { index in
+                results.set(index, scope.resolve(Foo.self))
+            }
+            let instances = results.objects
+            #expect(attempts.value == 2, "the failed creation, then exactly one that succeeded")
+            #expect(instances.count == ConcurrencyTests.threads - 1, "only the thread whose factory threw got nil")
+            #expect(instances.allSatisfy { $0 === instances.first })
+        }
+    }
+
+    @Test(arguments: [Reuse.singleton, Reuse.inScope])
+    func waitersGetTheInstanceOnlyAfterItsResolvedCallback(reuse: Reuse) {
+        for round in 0..<20 {
+            let callbacks = Counter()
+            let container = Container()
+            container.register(Foo.self, reuse: reuse) { Foo() }
+                .resolved { _, _ in
+                    usleep(2_000)
+                    callbacks.increment()
+                }
+            let scope = container.openScope(round)
+            let results = ResultBox(count: ConcurrencyTests.threads)
+            let sawCallback = ResultBox(count: ConcurrencyTests.threads)
+            hammer(threads: ConcurrencyTests.threads) { index in
+                results.set(index, scope.resolve(Foo.self))
+                sawCallback.set(index, callbacks.value == 1)
+            }
+            #expect(callbacks.value == 1)
+            #expect(results.allSame)
+            #expect(sawCallback.values.allSatisfy { $0 == "true" })
+        }
+    }
+
+    @Test func aScopeWithManyInstancesGrowsWhileOthersResolveFromIt() {
+        let count = 100
+        let made = (0..<count).map { _ in Counter() }
+        let container = Container()
+        for key in 0..<count {
+            container.register(Foo.self, reuse: .inScope, key: key) { made[key].increment(); return Foo() }
+        }
+        let scope = container.openScope("request")
+        let seen = (0..<ConcurrencyTests.threads).map { _ in ResultBox(count: count) }
+        hammer(threads: ConcurrencyTests.threads) { thread in
+            for pass in 0..<3 {
+                for step in 0..<count {
+                    // Each thread walks the keys in its own order, so creations and lookups interleave.
+                    let offset = thread * 13 + pass
+                    let key = (thread % 2 == 0 ? step + offset : count - 1 - step + offset) % count
+                    let foo = scope.resolve(Foo.self, key: key)
+                    if pass == 0 { seen[thread].set(key, foo) }
+                }
+            }
+        }
+        #expect(made.allSatisfy { $0.value == 1 }, "each key's instance made once")
+        for key in 0..<count {
+            let mine = scope.resolve(Foo.self, key: key)
+            #expect(mine != nil)
+            #expect(seen.allSatisfy { $0.objects[key] === mine }, "every thread got the scope's instance of key \(key)")
+        }
     }
 }

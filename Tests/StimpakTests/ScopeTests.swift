@@ -158,4 +158,56 @@ import Stimpak
         container = nil
         #expect(log.events == ["dispose single"])
     }
+
+    /// A key whose every value has the same hash, so that open scopes share one bucket of their parent.
+    struct CollidingKey: Hashable {
+        let id: Int
+        func hash(into hasher: inout Hasher) { hasher.combine(0) }
+    }
+
+    @Test func scopesWhoseKeysCollideAreFoundAndDetachedOneByOne() {
+        let container = Container()
+        let scopes = (0..<5).map { container.openScope(CollidingKey(id: $0)) }
+        for (id, scope) in scopes.enumerated() {
+            #expect(container[CollidingKey(id: id)] === scope)
+            #expect(container.openScope(CollidingKey(id: id)) === scope, "opening an open key returns it")
+        }
+        scopes[2].dispose()
+        scopes[4].dispose()
+        scopes[0].dispose()
+        #expect(container[CollidingKey(id: 0)] == nil)
+        #expect(container[CollidingKey(id: 2)] == nil)
+        #expect(container[CollidingKey(id: 4)] == nil)
+        #expect(container[CollidingKey(id: 1)] === scopes[1])
+        #expect(container[CollidingKey(id: 3)] === scopes[3])
+        let reopened = container.openScope(CollidingKey(id: 2))
+        #expect(reopened !== scopes[2] && !reopened.isDisposed)
+        container.dispose()
+        #expect(scopes[1].isDisposed && scopes[3].isDisposed && reopened.isDisposed)
+    }
+
+    @Test func instancesOfAProtocolServiceAreDisposedByTheirOwnType() {
+        final class Plain: Plugin, @unchecked Sendable {}
+        final class Closing: Plugin, Disposable, @unchecked Sendable {
+            let log: EventLog
+            init(log: EventLog) { self.log = log }
+            func dispose() throws { log.append("dispose") }
+        }
+        let log = EventLog()
+        let made = Counter()
+        let container = Container()
+        // The dynamic type alternates, so a remembered "not Disposable" must not stick to the next one.
+        container.register((any Plugin).self, reuse: .inScope) { () -> any Plugin in
+            made.increment()
+            return made.value % 2 == 0 ? Closing(log: log) : Plain()
+        }
+        for round in 0..<6 {
+            let scope = container.openScope(round)
+            _ = scope.resolve((any Plugin).self)
+            scope.dispose()
+            #expect(log.count(of: "dispose") == (round + 1) / 2)
+        }
+    }
 }
+
+protocol Plugin: AnyObject {}

@@ -6,15 +6,49 @@ import CStimpakAtomics
 final class Slot {  // guarded by the container's lock
     enum State {
         case empty
-        case creating(InFlight)
+        /// Being made on the thread of the context; the flight once another thread waits for it.
+        case creating(ResolutionContext, InFlight?)
         /// Made and cached (the `InstanceBox`), its `resolved` callback still running: the creating thread
         /// gets it, others wait.
-        case initializing(AnyObject, InFlight)
+        case initializing(AnyObject, ResolutionContext, InFlight?)
         /// Made; the `InstanceBox<Service>` is what the lock-free path publishes.
         case created(AnyObject)
     }
 
     var state: State = .empty
+
+    /// The flight to wait on for the creation under way, attached on first use. Call with the lock held,
+    /// while the state is `.creating` or `.initializing`.
+    func flight(of resolver: any Registration) -> InFlight? {
+        switch state {
+        case .creating(let owner, let flight):
+            if let flight { return flight }
+            let attached = InFlight(owner: owner, resolver: resolver)
+            state = .creating(owner, attached)
+            return attached
+        case .initializing(let box, let owner, let flight):
+            if let flight { return flight }
+            let attached = InFlight(owner: owner, resolver: resolver)
+            state = .initializing(box, owner, attached)
+            return attached
+        case .empty, .created:
+            return nil
+        }
+    }
+
+    /// Ends a creation: sets `state` and returns the flight that other threads wait on, which the caller
+    /// finishes once it has released the lock. Call with the lock held.
+    func settle(_ state: State) -> InFlight? {
+        let flight: InFlight?
+        switch self.state {
+        case .creating(_, let waited), .initializing(_, _, let waited):
+            flight = waited
+        case .empty, .created:
+            flight = nil
+        }
+        self.state = state
+        return flight
+    }
 }
 
 /// A cached instance, boxed so that the lock-free path can publish it as one word whatever `Service` is.

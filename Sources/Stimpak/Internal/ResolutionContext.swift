@@ -188,31 +188,61 @@ final class Readers: @unchecked Sendable {  // `counters` is guarded by `lock`
     }
 }
 
-/// One creation of a reused instance under way: the thread that runs the factory holds `latch`
-/// until it is done, and every other thread that wants the same instance waits on it.
+/// One creation of a reused instance that another thread waits for. Made by the first waiter (a creation
+/// nobody waits for costs no `InFlight`) and attached to the slot; the creating thread finishes it when
+/// the slot settles, and every waiter blocks until then.
 final class InFlight: @unchecked Sendable {
-    // `latch` is a lock; `owner` and `resolver` never change; `isFinished` is guarded by
-    // `ResolutionContext.waitLock`.
+    // `owner` and `resolver` never change; `isFinished` is guarded by `ResolutionContext.waitLock`;
+    // `isSignalled` by `mutex`.
     let owner: ResolutionContext
     let resolver: any Registration
-    private let latch = Lock()
     var isFinished = false
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var isSignalled = false
 
-    /// Made by the creating thread, which holds the latch from here until ``finish()``.
     init(owner: ResolutionContext, resolver: any Registration) {
         self.owner = owner
         self.resolver = resolver
-        latch.lock()
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        var err = pthread_mutex_init(mutex, nil)
+        precondition(err == 0, "pthread_mutex_init failed with error \(err)")
+        err = pthread_cond_init(condition, nil)
+        precondition(err == 0, "pthread_cond_init failed with error \(err)")
     }
 
-    /// Called by the creating thread once the slot holds the outcome.
+    deinit {
+        var err = pthread_cond_destroy(condition)
+        precondition(err == 0, "pthread_cond_destroy failed with error \(err)")
+        err = pthread_mutex_destroy(mutex)
+        precondition(err == 0, "pthread_mutex_destroy failed with error \(err)")
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Called by the creating thread once the slot holds the outcome, with the container's lock released.
     func finish() {
         ResolutionContext.waitLock.withLock { isFinished = true }
-        latch.unlock()
+        var err = pthread_mutex_lock(mutex)
+        precondition(err == 0, "pthread_mutex_lock failed with error \(err)")
+        isSignalled = true
+        err = pthread_cond_broadcast(condition)
+        precondition(err == 0, "pthread_cond_broadcast failed with error \(err)")
+        err = pthread_mutex_unlock(mutex)
+        precondition(err == 0, "pthread_mutex_unlock failed with error \(err)")
     }
 
     func waitUntilFinished() {
-        latch.lock()
-        latch.unlock()
+        var err = pthread_mutex_lock(mutex)
+        precondition(err == 0, "pthread_mutex_lock failed with error \(err)")
+        while !isSignalled {
+            err = pthread_cond_wait(condition, mutex)
+            precondition(err == 0, "pthread_cond_wait failed with error \(err)")
+        }
+        err = pthread_mutex_unlock(mutex)
+        precondition(err == 0, "pthread_mutex_unlock failed with error \(err)")
     }
 }
