@@ -9,10 +9,10 @@ extension Scope {
     /// creation, comparators, scope-local values, every error) takes the locked path.
     @inlinable
     func resolveInstance<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
-        let context = ResolutionContext.current
-        context.enterReadSection()
+        let thread = ResolutionContext.thread
+        stimpak_section_enter(thread)
         let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self))
-        return try finish(found, arguments, context: context) { () throws(ResolutionError) in
+        return try finish(found, arguments, thread: thread) { () throws(ResolutionError) in
             try resolveLocked(Service.self, arguments, key: nil)
         }
     }
@@ -23,10 +23,10 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
         guard let key else { return try resolveInstance(Service.self, arguments) }
-        let context = ResolutionContext.current
-        context.enterReadSection()
+        let thread = ResolutionContext.thread
+        stimpak_section_enter(thread)
         let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), key: key)
-        return try finish(found, arguments, context: context) { () throws(ResolutionError) in
+        return try finish(found, arguments, thread: thread) { () throws(ResolutionError) in
             try resolveLocked(Service.self, arguments, key: key)
         }
     }
@@ -44,8 +44,8 @@ extension Scope {
             // `Key` is `AnyHashable`: the cast only renames the type.
             return try resolveInstance(Service.self, arguments, key: unsafeBitCast(key, to: AnyHashable.self))
         }
-        let context = ResolutionContext.current
-        context.enterReadSection()
+        let thread = ResolutionContext.thread
+        stimpak_section_enter(thread)
         let found = fastPath(
             ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyType: ObjectIdentifier(Key.self),
             keyHash: key.hashValue
@@ -53,7 +53,7 @@ extension Scope {
             // The bucket's key type is `Key`, so its box is a `KeyBox<Key>`.
             Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
         }
-        return try finish(found, arguments, context: context) { () throws(ResolutionError) in
+        return try finish(found, arguments, thread: thread) { () throws(ResolutionError) in
             try resolveInstance(Service.self, arguments, key: Self.erased(key))
         }
     }
@@ -68,26 +68,26 @@ extension Scope {
     /// Completes a resolve from what the lock-free path found, leaving the read section.
     @inlinable @inline(__always)
     func finish<Service, Args>(
-        _ found: FastPath, _ arguments: Args, context: ResolutionContext,
+        _ found: FastPath, _ arguments: Args, thread: UnsafeMutablePointer<stimpak_thread_state>,
         orLocked locked: () throws(ResolutionError) -> Service
     ) throws(ResolutionError) -> Service {
         switch found {
         case .cached(let box):
             // The route was chosen for (`Service`, `Args`), so the box holds a `Service`.
             let instance = Unmanaged<InstanceBox<Service>>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value }
-            context.exitReadSection()
+            stimpak_section_exit(thread)
             return instance
         case .transient(let registration):
             // The table's key holds both type identities, so this is the registration's type.
             let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration).takeUnretainedValue()
-            context.exitReadSection()
-            return try makeTransient(resolver, arguments, context: context)
+            stimpak_section_exit(thread)
+            return try makeTransient(resolver, arguments, thread: thread)
         case .uncreated(let registration, let generation):
             let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration).takeUnretainedValue()
-            context.exitReadSection()
+            stimpak_section_exit(thread)
             return try resolveUncreated(resolver, arguments, generation: generation)
         case .locked:
-            context.exitReadSection()
+            stimpak_section_exit(thread)
             return try locked()
         }
     }
@@ -162,14 +162,14 @@ extension Scope {
     /// Calls a transient's factory with its registration on this thread's resolution path.
     @inlinable
     func makeTransient<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, context: ResolutionContext
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, thread: UnsafeMutablePointer<stimpak_thread_state>
     ) throws(ResolutionError) -> Service {
-        try context.enter(resolver)
-        defer { context.leave() }
+        try ResolutionContext.enter(resolver, thread)
+        defer { ResolutionContext.leave(thread) }
         do {
             return try resolver.factory(self, arguments)
         } catch {
-            throw factoryFailure(error, of: resolver.serviceKey, context: context)
+            throw factoryFailure(error, of: resolver.serviceKey, context: .current)
         }
     }
 

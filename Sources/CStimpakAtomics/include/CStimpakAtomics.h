@@ -1,4 +1,5 @@
-// The few atomic operations Stimpak's lock-free resolve path needs, on machine words that Swift allocates.
+// The few atomic operations Stimpak's lock-free resolve path needs, on machine words that Swift allocates,
+// and the thread-local state of the resolve path.
 // Swift has no atomics that build on macOS 10.15 / iOS 13 without a package dependency, so these wrap the
 // compiler's __atomic builtins (which the thread sanitizer understands). See ARCHITECTURE.md.
 #ifndef C_STIMPAK_ATOMICS_H
@@ -28,6 +29,62 @@ static inline void stimpak_store_relaxed(uintptr_t *_Nonnull word, uintptr_t val
 
 static inline uintptr_t stimpak_exchange(uintptr_t *_Nonnull word, uintptr_t value) {
     return __atomic_exchange_n(word, value, __ATOMIC_SEQ_CST);
+}
+
+// One thread's state on the resolve path, in thread-local storage so that finding it is a few
+// instructions: the read-section counter (odd while inside; other threads read it atomically when they
+// wait for readers), the registrations being made (only this thread touches `depth` and `path`) and
+// the thread's ResolutionContext (unretained; a pthread key holds the reference and releases it when
+// the thread exits). Padded to a cache line so that two threads' counters don't share one.
+typedef struct stimpak_thread_state {
+    uintptr_t section;
+    uintptr_t depth;
+    const void *_Nullable *_Nullable path;
+    void *_Nullable context;
+    uintptr_t padding[4];
+} stimpak_thread_state;
+
+#if defined(__linux__)
+// initial-exec: a direct offset from the thread pointer, no __tls_get_addr call.
+#define STIMPAK_THREAD_LOCAL __thread __attribute__((tls_model("initial-exec")))
+#else
+#define STIMPAK_THREAD_LOCAL __thread
+#endif
+
+extern STIMPAK_THREAD_LOCAL stimpak_thread_state stimpak_thread;
+
+static inline stimpak_thread_state *_Nonnull stimpak_thread_get(void) {
+    return &stimpak_thread;
+}
+
+static inline void stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
+    __atomic_store_n(&state->section, __atomic_load_n(&state->section, __ATOMIC_RELAXED) + 1, __ATOMIC_SEQ_CST);
+}
+
+static inline void stimpak_section_exit(stimpak_thread_state *_Nonnull state) {
+    __atomic_store_n(&state->section, __atomic_load_n(&state->section, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+}
+
+static inline uintptr_t stimpak_section_load(stimpak_thread_state *_Nonnull state) {
+    return __atomic_load_n(&state->section, __ATOMIC_SEQ_CST);
+}
+
+// Pushes `registration` on the path: 0, or 1 when it is already on it (a cycle), or 2 when the path
+// already holds `maximum` registrations.
+static inline int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const void *_Nonnull registration,
+                                     uintptr_t maximum) {
+    uintptr_t depth = state->depth;
+    for (uintptr_t index = 0; index < depth; index++) {
+        if (state->path[index] == registration) return 1;
+    }
+    if (depth >= maximum) return 2;
+    state->path[depth] = registration;
+    state->depth = depth + 1;
+    return 0;
+}
+
+static inline void stimpak_path_leave(stimpak_thread_state *_Nonnull state) {
+    state->depth -= 1;
 }
 
 #endif

@@ -14,76 +14,84 @@ import CStimpakAtomics
 /// factory, whether it goes through the scope the factory received or through a captured container.
 /// That makes a thread-local stack enough to see a cycle before it recurses.
 ///
-/// The path and the counter live in raw memory that only the owning thread writes (the counter is also
-/// read atomically by ``waitForReaders()``), so the resolve path pays no exclusivity checks for them.
+/// The path and the counter live in the thread's `stimpak_thread_state` (C thread-local storage), which
+/// the resolve path reaches in a few instructions without touching this object's reference count; only
+/// the owning thread writes them (the counter is also read atomically by ``waitForReaders()``).
 @usableFromInline
 final class ResolutionContext {
-    /// The registrations being made, outermost first: `depth` of them, at most `maximumDepth`.
-    private let path: UnsafeMutablePointer<Unmanaged<AnyObject>>
-    @usableFromInline let depth: UnsafeMutablePointer<Int>
-    /// Odd while the thread is inside a read section; on a cache line of its own.
-    @usableFromInline let section: UnsafeMutablePointer<UInt>
+    /// The owning thread's state: valid until the thread exits, and only used on that thread (other
+    /// threads use the object itself, through `InFlight.owner`).
+    @usableFromInline let state: UnsafeMutablePointer<stimpak_thread_state>
     /// The creation this thread is blocked on; guarded by `ResolutionContext.waitLock`.
     var waitingOn: InFlight?
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
 
+    /// Made on its thread, by ``makeCurrent()``.
     private init() {
-        path = .allocate(capacity: ResolutionError.maximumDepth)
-        depth = .allocate(capacity: 1)
-        depth.initialize(to: 0)
-        let line = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 64)
-        section = line.bindMemory(to: UInt.self, capacity: 128 / MemoryLayout<UInt>.stride)
-        section.initialize(to: 0)
-        Readers.shared.add(section)
+        state = stimpak_thread_get()
+        let path = UnsafeMutablePointer<UnsafeRawPointer?>.allocate(capacity: ResolutionError.maximumDepth)
+        path.initialize(repeating: nil, count: ResolutionError.maximumDepth)
+        state.pointee.path = path
+        state.pointee.depth = 0
+        Readers.shared.add(state)
     }
 
-    deinit {
-        Readers.shared.remove(section)
-        UnsafeMutableRawPointer(section).deallocate()
-        depth.deallocate()
-        path.deallocate()
+    /// Ends the context's use of its thread's state: called on the thread as it exits.
+    private func retire() {
+        Readers.shared.remove(state)
+        if let path = state.pointee.path {
+            UnsafeMutablePointer(mutating: path).deallocate()
+        }
+        state.pointee.path = nil
+        state.pointee.depth = 0
+        state.pointee.context = nil
     }
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let err = pthread_key_create(&key) { pointer in
             #if canImport(Darwin)
-            Unmanaged<ResolutionContext>.fromOpaque(pointer).release()
+            let context = Unmanaged<ResolutionContext>.fromOpaque(pointer).takeRetainedValue()
             #else
-            if let pointer { Unmanaged<ResolutionContext>.fromOpaque(pointer).release() }
+            guard let pointer else { return }
+            let context = Unmanaged<ResolutionContext>.fromOpaque(pointer).takeRetainedValue()
             #endif
+            context.retire()
         }
         precondition(err == 0, "pthread_key_create failed with error \(err)")
         return key
     }()
 
     /// This thread's context, made on first use and released when the thread exits.
-    @usableFromInline
+    @inlinable
     static var current: ResolutionContext {
-        if let pointer = pthread_getspecific(key) {
+        if let pointer = stimpak_thread_get().pointee.context {
             return Unmanaged<ResolutionContext>.fromOpaque(pointer).takeUnretainedValue()
         }
+        return makeCurrent()
+    }
+
+    /// This thread's state, with its context made (and its read-section counter registered) on first use.
+    @inlinable @inline(__always)
+    static var thread: UnsafeMutablePointer<stimpak_thread_state> {
+        let state = stimpak_thread_get()
+        if state.pointee.context == nil { _ = makeCurrent() }
+        return state
+    }
+
+    @usableFromInline
+    static func makeCurrent() -> ResolutionContext {
         let context = ResolutionContext()
-        let err = pthread_setspecific(key, Unmanaged.passRetained(context).toOpaque())
+        let retained = Unmanaged.passRetained(context).toOpaque()
+        let err = pthread_setspecific(key, retained)
         precondition(err == 0, "pthread_setspecific failed with error \(err)")
+        context.state.pointee.context = retained
         return context
     }
 
     // MARK: Read sections
-
-    /// Starts a read section: until ``exitReadSection()``, nothing this thread reaches through the
-    /// published tables is freed. The section may not run user code or release objects.
-    @inlinable @inline(__always)
-    func enterReadSection() {
-        stimpak_store(section, stimpak_load_relaxed(section) &+ 1)
-    }
-
-    @inlinable @inline(__always)
-    func exitReadSection() {
-        stimpak_store_release(section, stimpak_load_relaxed(section) &+ 1)
-    }
 
     /// Returns once every thread that was inside a read section when it was called has left it.
     ///
@@ -91,36 +99,43 @@ final class ResolutionContext {
     /// entered its section (a seq-cst store) before the unpublishing and is waited for, or reads the
     /// unpublished state. Sections are a few loads long, so the wait is short.
     static func waitForReaders() {
-        Readers.shared.waitForReaders(except: current.section)
+        Readers.shared.waitForReaders(except: thread)
     }
 
     // MARK: The resolution path
 
     /// The service keys on the path, outermost first.
     var pathKeys: [ServiceKey] {
-        (0..<depth.pointee).compactMap { (path[$0].takeUnretainedValue() as? any Registration)?.serviceKey }
+        guard let path = state.pointee.path else { return [] }
+        return (0..<Int(state.pointee.depth)).compactMap { index in
+            path[index].flatMap { (Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() as? any Registration)?.serviceKey }
+        }
     }
 
     /// Pushes `registration` unless that would close a cycle or nest too deep.
-    @usableFromInline
-    func enter(_ registration: AnyObject) throws(ResolutionError) {
-        let count = depth.pointee
-        for index in 0..<count where path[index].takeUnretainedValue() === registration {
-            throw pathError(.dependencyCycle, registration)
-        }
-        if count >= ResolutionError.maximumDepth {
-            throw pathError(.resolutionTooDeep, registration)
-        }
-        path[count] = Unmanaged.passUnretained(registration)
-        depth.pointee = count + 1
+    @inlinable @inline(__always)
+    static func enter(_ registration: AnyObject, _ state: UnsafeMutablePointer<stimpak_thread_state>) throws(ResolutionError) {
+        let status = stimpak_path_enter(
+            state, Unmanaged.passUnretained(registration).toOpaque(), UInt(ResolutionError.maximumDepth))
+        if status != 0 { throw current.pathError(status == 1 ? .dependencyCycle : .resolutionTooDeep, registration) }
     }
 
     @inlinable @inline(__always)
-    func leave() {
-        depth.pointee -= 1
+    static func leave(_ state: UnsafeMutablePointer<stimpak_thread_state>) {
+        stimpak_path_leave(state)
     }
 
-    private func pathError(_ code: ResolutionError.Code, _ registration: AnyObject) -> ResolutionError {
+    /// Pushes `registration` on this context's path (see ``enter(_:_:)``); call on the context's thread.
+    func enter(_ registration: AnyObject) throws(ResolutionError) {
+        try Self.enter(registration, state)
+    }
+
+    func leave() {
+        stimpak_path_leave(state)
+    }
+
+    @usableFromInline
+    func pathError(_ code: ResolutionError.Code, _ registration: AnyObject) -> ResolutionError {
         let key = (registration as? any Registration)?.serviceKey ?? ServiceKey(service: Any.self)
         return ResolutionError(code, requested: key, path: pathKeys + [key])
     }
@@ -159,30 +174,31 @@ final class ResolutionContext {
 }
 
 /// The read-section counters of every thread that has resolved, for ``ResolutionContext/waitForReaders()``.
-final class Readers: @unchecked Sendable {  // `counters` is guarded by `lock`
+final class Readers: @unchecked Sendable {  // `threads` is guarded by `lock`
     static let shared = Readers()
 
     private let lock = Lock()
-    private var counters: [UnsafeMutablePointer<UInt>] = []
+    private var threads: [UnsafeMutablePointer<stimpak_thread_state>] = []
 
-    func add(_ counter: UnsafeMutablePointer<UInt>) {
-        lock.withLock { counters.append(counter) }
+    func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+        lock.withLock { threads.append(thread) }
     }
 
-    func remove(_ counter: UnsafeMutablePointer<UInt>) {
+    func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         lock.withLock {
-            if let index = counters.firstIndex(of: counter) { counters.remove(at: index) }
+            if let index = threads.firstIndex(of: thread) { threads.remove(at: index) }
         }
     }
 
-    func waitForReaders(except own: UnsafeMutablePointer<UInt>) {
-        // Held while waiting, so that no counter is freed under us; a thread inside a section never
-        // takes this lock (it registers before its first section and unregisters after its last).
+    func waitForReaders(except own: UnsafeMutablePointer<stimpak_thread_state>) {
+        // Held while waiting, so that no thread exits (and unregisters its state) under us; a thread
+        // inside a section never takes this lock (it registers before its first section and
+        // unregisters after its last).
         lock.withLock {
-            for counter in counters where counter != own {
-                let seen = stimpak_load(counter)
+            for thread in threads where thread != own {
+                let seen = stimpak_section_load(thread)
                 guard seen & 1 == 1 else { continue }
-                while stimpak_load(counter) == seen { sched_yield() }
+                while stimpak_section_load(thread) == seen { sched_yield() }
             }
         }
     }
