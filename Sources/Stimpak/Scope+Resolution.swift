@@ -268,9 +268,14 @@ extension Scope {
 
     /// This scope's slot for an arguments-ignoring registration, made on first use. Call with the lock held.
     private func singleSlot<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> Slot {
-        let existing = parent == nil ? resolver.rootCache : cache(for: resolver.index)
-        if let slot = existing as? Slot { return slot }
-        if let existing {
+        switch storedCache(for: resolver) {
+        case let slot as Slot:
+            return slot
+        case nil:
+            let slot = Slot()
+            storeCache(slot, for: resolver)
+            return slot
+        case let .some(existing):
             // A comparator is never taken away, so this is not expected; serve the slot the cache kept.
             let cache = unsafeDowncast(existing, to: InstanceCache<Args>.self)
             if let earlier = cache.earlier { return earlier }
@@ -278,31 +283,34 @@ extension Scope {
             cache.earlier = slot
             return slot
         }
-        let slot = Slot()
-        if parent == nil {
-            resolver.rootCache = slot
-        } else {
-            setCache(slot, for: resolver.index)
-        }
-        return slot
     }
 
     /// This scope's cache for a registration with a comparator, made on first use; a slot cached before
     /// the comparator was set is kept in it. Call with the lock held.
     private func instanceCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> InstanceCache<Args> {
-        let existing = parent == nil ? resolver.rootCache : cache(for: resolver.index)
+        let existing = storedCache(for: resolver)
         if let existing, !(existing is Slot) {
             // Caches are named by the registration's index, so this one was made for these `Args`.
             return unsafeDowncast(existing, to: InstanceCache<Args>.self)
         }
         let cache = InstanceCache<Args>()
         cache.earlier = existing as? Slot
+        storeCache(cache, for: resolver)
+        return cache
+    }
+
+    /// This scope's cache for `resolver` (a ``Slot`` or an ``InstanceCache``): the root scope keeps it on
+    /// the registration, a child scope in its table. Call with the lock held.
+    private func storedCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> AnyObject? {
+        parent == nil ? resolver.rootCache : cache(for: resolver.index)
+    }
+
+    private func storeCache<Service, Args>(_ cache: AnyObject, for resolver: ServiceResolver<Service, Args>) {
         if parent == nil {
             resolver.rootCache = cache
         } else {
             setCache(cache, for: resolver.index)
         }
-        return cache
     }
 
     /// The slot for arguments equal to `arguments` under the user's comparator, which runs with the lock
@@ -345,7 +353,7 @@ extension Scope {
                 lock.unlock()
                 // A slot holds the boxes of one registration, whose service type is `Service`.
                 return unsafeDowncast(box, to: InstanceBox<Service>.self).value
-            case .initializing(let box, let owner, _) where owner === ResolutionContext.current:
+            case .initializing(let box, let owner) where owner === ResolutionContext.current:
                 // Its `resolved` callback is running on this thread and resolves it again: it is cached.
                 lock.unlock()
                 return unsafeDowncast(box, to: InstanceBox<Service>.self).value
@@ -357,7 +365,7 @@ extension Scope {
                 lock.lock()
             case .empty:
                 let context = ResolutionContext.current
-                slot.state = .creating(context, nil)
+                slot.state = .creating(context)
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
                 lock.unlock()
@@ -406,7 +414,7 @@ extension Scope {
             flight?.finish()
             return instance
         }
-        if case .creating(_, let flight) = slot.state { slot.state = .initializing(box, context, flight) }
+        slot.state = .initializing(box, context)
         lock.unlock()
         // Cached first, so that whatever the callback resolves can get back to this instance.
         do {

@@ -36,8 +36,6 @@ public final class Scope: Resolving, @unchecked Sendable {
     private var nextChildSequence = 0
     /// This child scope's caches and published instances (the root scope's live on the registrations).
     private var table: ScopeTable?
-    /// Smaller tables that `table` replaced: lock-free readers may still be probing them.
-    private var retiredTables: [ScopeTable] = []
     /// Values put here with `provide`, by the key they resolve under.
     var locals: [ServiceKey: Any] = [:]
     /// Cached instances with a disposal hook, in order of creation.
@@ -95,7 +93,6 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
         let larger = table.map(ScopeTable.init(growing:)) ?? ScopeTable(capacity: 8)
         larger.set(cache, for: index)
-        if let table { retiredTables.append(table) }
         table = larger
         stimpak_store(words + 1, UInt(bitPattern: Unmanaged.passUnretained(larger).toOpaque()))
     }
@@ -245,7 +242,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         var records: [DisposalRecord] = []
         var table: ScopeTable?
         var locals: [ServiceKey: Any] = [:]
-        /// Every other table, scope-local dictionary and root cache, when there are several.
+        /// The tables after the first, and the root scope's caches.
         var objects: [AnyObject] = []
         var moreLocals: [[ServiceKey: Any]] = []
 
@@ -266,10 +263,6 @@ public final class Scope: Resolving, @unchecked Sendable {
         if let table {
             if detached.table == nil { detached.table = table } else { detached.objects.append(table) }
             self.table = nil
-        }
-        if !retiredTables.isEmpty {
-            detached.objects.append(contentsOf: retiredTables as [AnyObject])
-            retiredTables = []
         }
         if !locals.isEmpty {
             if detached.locals.isEmpty { detached.locals = locals } else { detached.moreLocals.append(locals) }

@@ -15,10 +15,6 @@ static inline void stimpak_store(uintptr_t *_Nonnull word, uintptr_t value) {
     __atomic_store_n(word, value, __ATOMIC_SEQ_CST);
 }
 
-static inline void stimpak_store_release(uintptr_t *_Nonnull word, uintptr_t value) {
-    __atomic_store_n(word, value, __ATOMIC_RELEASE);
-}
-
 static inline uintptr_t stimpak_load_relaxed(const uintptr_t *_Nonnull word) {
     return __atomic_load_n(word, __ATOMIC_RELAXED);
 }

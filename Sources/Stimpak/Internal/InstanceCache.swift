@@ -6,30 +6,27 @@ import CStimpakAtomics
 final class Slot {  // guarded by the container's lock
     enum State {
         case empty
-        /// Being made on the thread of the context; the flight once another thread waits for it.
-        case creating(ResolutionContext, InFlight?)
+        /// Being made on the thread of the context.
+        case creating(ResolutionContext)
         /// Made and cached (the `InstanceBox`), its `resolved` callback still running: the creating thread
         /// gets it, others wait.
-        case initializing(AnyObject, ResolutionContext, InFlight?)
+        case initializing(AnyObject, ResolutionContext)
         /// Made; the `InstanceBox<Service>` is what the lock-free path publishes.
         case created(AnyObject)
     }
 
     var state: State = .empty
+    /// What other threads wait on while the state is `.creating` or `.initializing`; made by the first.
+    private var flight: InFlight?
 
     /// The flight to wait on for the creation under way, attached on first use. Call with the lock held,
     /// while the state is `.creating` or `.initializing`.
     func flight(of resolver: any Registration) -> InFlight? {
+        if let flight { return flight }
         switch state {
-        case .creating(let owner, let flight):
-            if let flight { return flight }
+        case .creating(let owner), .initializing(_, let owner):
             let attached = InFlight(owner: owner, resolver: resolver)
-            state = .creating(owner, attached)
-            return attached
-        case .initializing(let box, let owner, let flight):
-            if let flight { return flight }
-            let attached = InFlight(owner: owner, resolver: resolver)
-            state = .initializing(box, owner, attached)
+            flight = attached
             return attached
         case .empty, .created:
             return nil
@@ -39,13 +36,7 @@ final class Slot {  // guarded by the container's lock
     /// Ends a creation: sets `state` and returns the flight that other threads wait on, which the caller
     /// finishes once it has released the lock. Call with the lock held.
     func settle(_ state: State) -> InFlight? {
-        let flight: InFlight?
-        switch self.state {
-        case .creating(_, let waited), .initializing(_, _, let waited):
-            flight = waited
-        case .empty, .created:
-            flight = nil
-        }
+        defer { flight = nil }
         self.state = state
         return flight
     }
@@ -101,8 +92,8 @@ struct DisposalRecord {
 /// Open addressing over raw memory. The locked path inserts and publishes under the container's lock; the
 /// lock-free path probes inside a read section, so the words it reads (`index`, `box`) are atomic, an
 /// entry's `box` is stored after its `index`, and nothing is ever removed. When the table is half full
-/// the scope publishes a larger copy that takes over the references; the old one stays readable until
-/// the scope is disposed.
+/// the scope publishes a larger copy that takes over the references and keeps the old one, which stays
+/// readable until the scope is disposed.
 final class ScopeTable {
     /// One entry: `index` is `UInt.max` while empty.
     struct Entry {
@@ -113,10 +104,12 @@ final class ScopeTable {
 
     private static let empty = UInt.max
 
-    let capacity: Int
-    private(set) var count = 0
+    private let capacity: Int
+    private var count = 0
     /// Whether this table owns the references in its entries (false once a larger copy took them over).
     private var ownsCaches = true
+    /// The smaller table this one replaced: lock-free readers may still be probing it.
+    private var replaced: ScopeTable?
     private let entries: UnsafeMutablePointer<Entry>
 
     init(capacity: Int) {
@@ -125,14 +118,15 @@ final class ScopeTable {
         entries.initialize(repeating: Entry(index: Self.empty, box: 0, cache: nil), count: capacity)
     }
 
-    /// A copy of `old` with twice its capacity, which takes over `old`'s references.
+    /// A copy of `old` with twice its capacity, which takes over `old`'s references and keeps it alive.
     convenience init(growing old: ScopeTable) {
         self.init(capacity: old.capacity * 2)
         for position in 0..<old.capacity where old.entries[position].index != Self.empty {
-            entries[insertionPosition(for: old.entries[position].index)] = old.entries[position]
+            entries[probe(old.entries[position].index)] = old.entries[position]
             count += 1
         }
         old.ownsCaches = false
+        replaced = old
     }
 
     deinit {
@@ -155,22 +149,18 @@ final class ScopeTable {
         UnsafeMutableRawPointer(entries + position).assumingMemoryBound(to: UInt.self)
     }
 
-    private func insertionPosition(for index: UInt) -> Int {
+    /// The position of `index`'s entry, or of the empty entry where it would go. Call with the lock held.
+    private func probe(_ index: UInt) -> Int {
         var position = start(index)
-        while entries[position].index != Self.empty { position = (position + 1) & (capacity - 1) }
+        while entries[position].index != index, entries[position].index != Self.empty {
+            position = (position + 1) & (capacity - 1)
+        }
         return position
     }
 
     /// The cache of the registration with `index`, or nil. Call with the container's lock held.
     func cache(for index: Int) -> AnyObject? {
-        let index = UInt(index)
-        var position = start(index)
-        while true {
-            let found = entries[position].index
-            if found == index { return entries[position].cache?.takeUnretainedValue() }
-            if found == Self.empty { return nil }
-            position = (position + 1) & (capacity - 1)
-        }
+        entries[probe(UInt(index))].cache?.takeUnretainedValue()
     }
 
     /// Whether another entry fits without growing past half full.
@@ -179,30 +169,19 @@ final class ScopeTable {
     /// Adds (or, when `index` has one, replaces) the cache of a registration; the table keeps it alive.
     /// Call with the container's lock held, when ``hasRoom``.
     func set(_ cache: AnyObject, for index: Int) {
-        let index = UInt(index)
-        var position = start(index)
-        while true {
-            let found = entries[position].index
-            if found == index {
-                let old = entries[position].cache
-                entries[position].cache = .passRetained(cache)
-                old?.release()
-                return
-            }
-            if found == Self.empty { break }
-            position = (position + 1) & (capacity - 1)
-        }
+        let position = probe(UInt(index))
+        let old = entries[position].cache
         entries[position].cache = .passRetained(cache)
-        stimpak_store(words(at: position), index)
-        count += 1
+        old?.release()
+        if old == nil {
+            stimpak_store(words(at: position), UInt(index))
+            count += 1
+        }
     }
 
     /// Publishes the box of the registration with `index`, which has an entry. Call with the lock held.
     func publish(_ box: UInt, for index: Int) {
-        let index = UInt(index)
-        var position = start(index)
-        while entries[position].index != index { position = (position + 1) & (capacity - 1) }
-        stimpak_store(words(at: position) + 1, box)
+        stimpak_store(words(at: probe(UInt(index))) + 1, box)
     }
 
     /// The published box of the registration with `index`, or 0. Call inside a read section.
