@@ -9,10 +9,9 @@ extension Scope {
     /// creation, comparators, scope-local values, every error) takes the locked path.
     @inlinable
     func resolveInstance<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
-        let thread = ResolutionContext.thread
-        stimpak_section_enter(thread)
+        let section = ReadSection.enter()
         let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self))
-        return try finish(found, arguments, thread: thread) { () throws(ResolutionError) in
+        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             try resolveLocked(Service.self, arguments, key: nil)
         }
     }
@@ -23,10 +22,9 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
         guard let key else { return try resolveInstance(Service.self, arguments) }
-        let thread = ResolutionContext.thread
-        stimpak_section_enter(thread)
+        let section = ReadSection.enter()
         let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), key: key)
-        return try finish(found, arguments, thread: thread) { () throws(ResolutionError) in
+        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             try resolveLocked(Service.self, arguments, key: key)
         }
     }
@@ -44,8 +42,7 @@ extension Scope {
             // `Key` is `AnyHashable`: the cast only renames the type.
             return try resolveInstance(Service.self, arguments, key: unsafeBitCast(key, to: AnyHashable.self))
         }
-        let thread = ResolutionContext.thread
-        stimpak_section_enter(thread)
+        let section = ReadSection.enter()
         let found = fastPath(
             ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyType: ObjectIdentifier(Key.self),
             keyHash: key.hashValue
@@ -53,7 +50,7 @@ extension Scope {
             // The bucket's key type is `Key`, so its box is a `KeyBox<Key>`.
             Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
         }
-        return try finish(found, arguments, thread: thread) { () throws(ResolutionError) in
+        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             try resolveInstance(Service.self, arguments, key: Self.erased(key))
         }
     }
@@ -66,28 +63,27 @@ extension Scope {
     }
 
     /// Completes a resolve from what the lock-free path found, leaving the read section.
+    ///
+    /// What the section found stays allocated only until it is left, so the instance is copied (retained)
+    /// and the registration pinned by ``ReadSection`` before it leaves (see ARCHITECTURE.md).
     @inlinable @inline(__always)
     func finish<Service, Args>(
-        _ found: FastPath, _ arguments: Args, thread: UnsafeMutablePointer<stimpak_thread_state>,
+        _ found: FastPath, _ arguments: Args, section: ReadSection,
         orLocked locked: () throws(ResolutionError) -> Service
     ) throws(ResolutionError) -> Service {
         switch found {
         case .cached(let box):
             // The route was chosen for (`Service`, `Args`), so the box holds a `Service`.
-            let instance = Unmanaged<InstanceBox<Service>>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value }
-            stimpak_section_exit(thread)
-            return instance
+            return section.leave(copying: box, as: Service.self)
         case .transient(let registration):
             // The table's key holds both type identities, so this is the registration's type.
-            let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration).takeUnretainedValue()
-            stimpak_section_exit(thread)
-            return try makeTransient(resolver, arguments, thread: thread)
+            let resolver = section.leave(pinning: registration, as: ServiceResolver<Service, Args>.self)
+            return try makeTransient(resolver, arguments, thread: section.thread)
         case .uncreated(let registration, let generation):
-            let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration).takeUnretainedValue()
-            stimpak_section_exit(thread)
+            let resolver = section.leave(pinning: registration, as: ServiceResolver<Service, Args>.self)
             return try resolveUncreated(resolver, arguments, generation: generation)
         case .locked:
-            stimpak_section_exit(thread)
+            section.leave()
             return try locked()
         }
     }
@@ -127,9 +123,7 @@ extension Scope {
     /// The registry's published table, or nil when this scope is disposed or none is published.
     @inline(__always)
     private func publishedTable() -> Unmanaged<LookupTable>? {
-        guard stimpak_load(words) == 0,
-              let table = UnsafeMutableRawPointer(bitPattern: stimpak_load(registry.tableWord))
-        else { return nil }
+        guard disposedWord.load() == 0, let table = registry.tableWord.loadPointer() else { return nil }
         return Unmanaged.fromOpaque(table)
     }
 
@@ -142,11 +136,11 @@ extension Scope {
         case .transient:
             return .transient(registration.toOpaque())
         case .root:
-            boxBits = stimpak_load(rootWord)
+            boxBits = rootWord.load()
         case .scoped:
             if parent == nil {
-                boxBits = stimpak_load(rootWord)
-            } else if let table = UnsafeMutableRawPointer(bitPattern: stimpak_load(words + 1)) {
+                boxBits = rootWord.load()
+            } else if let table = tableWord.loadPointer() {
                 let index = bucket.pointee.index
                 boxBits = Unmanaged<ScopeTable>.fromOpaque(table)._withUnsafeGuaranteedRef { $0.box(for: index) }
             } else {
@@ -450,9 +444,9 @@ extension Scope {
         let flight = slot.settle(.created(box))
         guard publishes else { return flight }
         if parent == nil {
-            stimpak_store(resolver.rootWord, box.word)
+            resolver.rootWord.publish(box)
         } else {
-            publish(box.word, index: resolver.index)
+            publish(box, index: resolver.index)
         }
         return flight
     }

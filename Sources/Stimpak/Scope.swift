@@ -1,5 +1,3 @@
-import CStimpakAtomics
-
 /// A node of the container's scope tree, with its own instance cache: one per request, screen or session.
 ///
 /// Open one with ``Resolving/openScope(_:)`` on the container or on another scope. A scope resolves like
@@ -12,9 +10,9 @@ import CStimpakAtomics
 /// request.dispose()
 /// ```
 public final class Scope: Resolving, @unchecked Sendable {
-    // `key`, `keyHash`, `parent`, `rootRef`, `registry`, `sequence` and `words` never change; every `var`
-    // is guarded by `registry.lock`, the one lock of the container; `words` are written under it and read
-    // atomically by the lock-free path.
+    // `key`, `keyHash`, `parent`, `rootRef`, `registry`, `sequence` and the two words never change; every
+    // `var` is guarded by `registry.lock`, the one lock of the container; the words' contents are written
+    // under it and read atomically by the lock-free path.
 
     /// The key the scope was opened with; nil for the container's root scope.
     public let key: AnyHashable?
@@ -26,8 +24,11 @@ public final class Scope: Resolving, @unchecked Sendable {
     private let sequence: Int
     /// `key`'s hash, computed once: the parent finds and removes its children by it.
     private let keyHash: Int
-    /// Word 0: nonzero once disposed. Word 1: the published ``ScopeTable`` (unretained), or 0.
-    @usableFromInline let words: UnsafeMutablePointer<UInt>
+    /// Nonzero once disposed.
+    @usableFromInline let disposedWord: AtomicWord
+    /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0. Allocated with
+    /// `disposedWord`.
+    @usableFromInline let tableWord: AtomicWord
 
     /// The open children by their key's hash; children whose keys share a hash are chained through
     /// `nextInBucket`. So a scope is detached by identity, without comparing `AnyHashable`s.
@@ -48,7 +49,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.rootRef = nil
         self.registry = registry
         self.sequence = 0
-        self.words = Self.makeWords(isDisposed: false)
+        (disposedWord, tableWord) = Self.makeWords(isDisposed: false)
     }
 
     private init(key: AnyHashable, keyHash: Int, parent: Scope, sequence: Int, isDisposed: Bool) {
@@ -58,24 +59,23 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.rootRef = parent.root
         self.registry = parent.registry
         self.sequence = sequence
-        self.words = Self.makeWords(isDisposed: isDisposed)
+        (disposedWord, tableWord) = Self.makeWords(isDisposed: isDisposed)
     }
 
-    private static func makeWords(isDisposed: Bool) -> UnsafeMutablePointer<UInt> {
-        let words = UnsafeMutablePointer<UInt>.allocate(capacity: 2)
-        words.initialize(to: isDisposed ? 1 : 0)
-        (words + 1).initialize(to: 0)
-        return words
+    private static func makeWords(isDisposed: Bool) -> (AtomicWord, AtomicWord) {
+        let words = AtomicWord.allocate(count: 2)
+        words.storeRelaxed(isDisposed ? 1 : 0)
+        return (words, words.advanced(by: 1))
     }
 
     deinit {
-        words.deallocate()
+        disposedWord.deallocate()
     }
 
     /// Whether the scope is disposed. Set with the lock held.
     var isDisposedValue: Bool {
-        get { stimpak_load_relaxed(words) != 0 }
-        set { stimpak_store(words, newValue ? 1 : 0) }
+        get { disposedWord.loadRelaxed() != 0 }
+        set { disposedWord.store(newValue ? 1 : 0) }
     }
 
     // MARK: Caches (call with the lock held)
@@ -94,11 +94,11 @@ public final class Scope: Resolving, @unchecked Sendable {
         let larger = table.map(ScopeTable.init(growing:)) ?? ScopeTable(capacity: 8)
         larger.set(cache, for: index)
         table = larger
-        stimpak_store(words + 1, UInt(bitPattern: Unmanaged.passUnretained(larger).toOpaque()))
+        tableWord.publish(larger)
     }
 
     /// Publishes an `.inScope` instance of this child scope for the lock-free path; its cache is set.
-    func publish(_ box: UInt, index: Int) {
+    func publish(_ box: AnyObject, index: Int) {
         table?.publish(box, for: index)
     }
 
@@ -181,10 +181,10 @@ public final class Scope: Resolving, @unchecked Sendable {
     ///   - key: The key it resolves under, or nil.
     public func provide<Service>(_ value: Service, as type: Service.Type = Service.self, key: AnyHashable? = nil) {
         let serviceKey = ServiceKey(service: Service.self, key: key)
-        let retired: UInt = registry.lock.withLock {
-            guard !isDisposedValue else { return 0 }
+        let retired: LookupTable? = registry.lock.withLock {
+            guard !isDisposedValue else { return nil }
             locals[serviceKey] = value
-            guard registry.entries[serviceKey]?.hasScopeLocals != true else { return 0 }
+            guard registry.entries[serviceKey]?.hasScopeLocals != true else { return nil }
             // From now on this key goes through the locked path, which searches the scopes.
             registry.entries[serviceKey, default: Registry.Entry()].hasScopeLocals = true
             return registry.retireTable()
@@ -222,7 +222,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         lock.unlock()
         guard detached.holdsAnything else { return [] }
         // Lock-free readers may still hold the published instances: let them finish first.
-        ResolutionContext.waitForReaders()
+        ReadSection.waitForReaders()
         var failures: [DisposalFailure] = []
         for record in detached.records {
             do {
@@ -255,7 +255,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// Call with the lock held.
     private func detach(into detached: inout Detached) {
         isDisposedValue = true
-        stimpak_store(words + 1, 0)
+        tableWord.publish(nil)
         if !disposals.isEmpty {
             detached.records.append(contentsOf: disposals.reversed())
             disposals = []

@@ -1,5 +1,3 @@
-import CStimpakAtomics
-
 /// One registration: how to make a `Service` from runtime arguments of type `Args`, and how to reuse it.
 ///
 /// `register` returns it so that the registration can be refined in place:
@@ -23,7 +21,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     @usableFromInline let factory: (Scope, Args) throws -> Service
     private let registry: Registry
     /// The root cache's published instance (an unretained ``InstanceBox``), or 0.
-    let rootWord: UnsafeMutablePointer<UInt>
+    let rootWord: AtomicWord
 
     var matching: ArgumentMatching<Args> = .ignored
     var onResolved: (@Sendable (Scope, Service) throws -> Void)?
@@ -36,7 +34,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     let boxType: InstanceBox<Service>.Type
     /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
     /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
-    private let disposableCheck: UnsafeMutablePointer<UInt>
+    private let disposableCheck: AtomicWord
 
     init(
         key: AnyHashable?,
@@ -51,9 +49,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.registry = registry
         self.factory = factory
         self.boxType = InstanceBox<Service>.self
-        self.rootWord = .allocate(capacity: 2)
-        self.rootWord.initialize(repeating: 0, count: 2)
-        self.disposableCheck = rootWord + 1
+        self.rootWord = .allocate(count: 2)
+        self.disposableCheck = rootWord.advanced(by: 1)
     }
 
     deinit {
@@ -65,10 +62,10 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     func disposable(_ instance: Service) -> (any Disposable)? {
         // Through `Any`: in generic code `type(of:)` of an existential `Service` is the existential type.
         let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any)))
-        let checked = stimpak_load_relaxed(disposableCheck)
+        let checked = disposableCheck.loadRelaxed()
         if checked == type { return nil }
         let disposable = instance as? any Disposable
-        stimpak_store_relaxed(disposableCheck, disposable == nil ? type : type | 1)
+        disposableCheck.storeRelaxed(disposable == nil ? type : type | 1)
         return disposable
     }
 
@@ -146,7 +143,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     }
 
     func takeRootCache() -> AnyObject? {
-        stimpak_store(rootWord, 0)
+        rootWord.publish(nil)
         defer { rootCache = nil }
         return rootCache
     }

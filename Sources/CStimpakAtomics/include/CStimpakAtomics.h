@@ -31,13 +31,15 @@ static inline uintptr_t stimpak_exchange(uintptr_t *_Nonnull word, uintptr_t val
 // instructions: the read-section counter (odd while inside; other threads read it atomically when they
 // wait for readers), the registrations being made (only this thread touches `depth` and `path`) and
 // the thread's ResolutionContext (unretained; a pthread key holds the reference and releases it when
-// the thread exits). Padded to a cache line so that two threads' counters don't share one.
+// the thread exits), and the lowest stack address a resolution may start at (0 when the thread's stack
+// bounds are unknown). Padded to a cache line so that two threads' counters don't share one.
 typedef struct stimpak_thread_state {
     uintptr_t section;
     uintptr_t depth;
     const void *_Nullable *_Nullable path;
     void *_Nullable context;
-    uintptr_t padding[4];
+    uintptr_t stack_limit;
+    uintptr_t padding[3];
 } stimpak_thread_state;
 
 #if defined(__linux__)
@@ -57,16 +59,22 @@ static inline void stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
     __atomic_store_n(&state->section, __atomic_load_n(&state->section, __ATOMIC_RELAXED) + 1, __ATOMIC_SEQ_CST);
 }
 
-static inline void stimpak_section_exit(stimpak_thread_state *_Nonnull state) {
-    __atomic_store_n(&state->section, __atomic_load_n(&state->section, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
-}
+// Leaves the read section. Deliberately out of line (defined in CStimpakAtomics.c): to the Swift and LLVM
+// optimizers it is a call that may release any object, so no retain of what the section read can be
+// moved after it. An inline atomic store is no such barrier: the ARC optimizer once sank the retain of a
+// cached instance past it, and a writer freed the instance in between (see ARCHITECTURE.md).
+void stimpak_section_exit(stimpak_thread_state *_Nonnull state);
 
 static inline uintptr_t stimpak_section_load(stimpak_thread_state *_Nonnull state) {
     return __atomic_load_n(&state->section, __ATOMIC_SEQ_CST);
 }
 
+// The lowest address this thread's stack may reach while `reserve` bytes are still left below it, or 0
+// when the bounds are unknown.
+uintptr_t stimpak_stack_limit(uintptr_t reserve);
+
 // Pushes `registration` on the path: 0, or 1 when it is already on it (a cycle), or 2 when the path
-// already holds `maximum` registrations.
+// already holds `maximum` registrations or the stack is down to its reserve.
 static inline int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const void *_Nonnull registration,
                                      uintptr_t maximum) {
     uintptr_t depth = state->depth;
@@ -74,6 +82,7 @@ static inline int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const
         if (state->path[index] == registration) return 1;
     }
     if (depth >= maximum) return 2;
+    if ((uintptr_t)__builtin_frame_address(0) < state->stack_limit) return 2;
     state->path[depth] = registration;
     state->depth = depth + 1;
     return 0;

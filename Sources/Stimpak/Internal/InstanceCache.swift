@@ -1,5 +1,3 @@
-import CStimpakAtomics
-
 /// Where one reused instance lives: nothing yet, being made by some thread, or made.
 ///
 /// Not generic, so that the locked path, which runs unspecialized, makes one without a metadata lookup.
@@ -52,9 +50,6 @@ final class InstanceBox<Service> {
     required init(_ value: Service) {
         self.value = value
     }
-
-    /// The word that publishes the box. The box's owner (a ``Slot``) keeps it alive.
-    var word: UInt { UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
 }
 
 /// One registration's instances in one scope when a comparator decides which instance a call gets: one
@@ -174,14 +169,14 @@ final class ScopeTable {
         entries[position].cache = .passRetained(cache)
         old?.release()
         if old == nil {
-            stimpak_store(words(at: position), UInt(index))
+            AtomicWord(words(at: position)).store(UInt(index))
             count += 1
         }
     }
 
     /// Publishes the box of the registration with `index`, which has an entry. Call with the lock held.
-    func publish(_ box: UInt, for index: Int) {
-        stimpak_store(words(at: probe(UInt(index))) + 1, box)
+    func publish(_ box: AnyObject, for index: Int) {
+        AtomicWord(words(at: probe(UInt(index))) + 1).publish(box)
     }
 
     /// The published box of the registration with `index`, or 0. Call inside a read section.
@@ -190,8 +185,8 @@ final class ScopeTable {
         let index = UInt(index)
         var position = start(index)
         while true {
-            let found = stimpak_load(words(at: position))
-            if found == index { return stimpak_load(words(at: position) + 1) }
+            let found = AtomicWord(words(at: position)).load()
+            if found == index { return AtomicWord(words(at: position) + 1).load() }
             if found == Self.empty { return 0 }
             position = (position + 1) & (capacity - 1)
         }

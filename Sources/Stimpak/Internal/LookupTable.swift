@@ -33,7 +33,7 @@ final class LookupTable {
         var registration: Unmanaged<AnyObject>?
         var route: Route
         var index: Int
-        var rootWord: UnsafeMutablePointer<UInt>?
+        var rootWord: AtomicWord?
     }
 
     let mask: Int

@@ -1,5 +1,3 @@
-import CStimpakAtomics
-
 /// What every registration offers once its service and argument types are erased.
 protocol Registration: AnyObject, Sendable {
     var serviceKey: ServiceKey { get }
@@ -7,7 +5,7 @@ protocol Registration: AnyObject, Sendable {
     /// Names the registration's cache in every scope.
     var index: Int { get }
     /// The published instance of the root scope's cache (an unretained `InstanceBox`), or 0.
-    var rootWord: UnsafeMutablePointer<UInt> { get }
+    var rootWord: AtomicWord { get }
     /// How the lock-free path serves it, or nil when only the locked path can. Call with the lock held.
     var route: LookupTable.Route? { get }
     /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
@@ -20,7 +18,7 @@ protocol Registration: AnyObject, Sendable {
 ///
 /// Writers (register, unregister, settings, `provide`) change `entries` under the lock and retire the
 /// published table; the next resolve that finds none rebuilds it under the lock. Lock-free readers use the
-/// table inside a read section, so a retired table is released only after ``ResolutionContext/waitForReaders()``.
+/// table inside a read section, so a retired table is released only after ``ReadSection/waitForReaders()``.
 @usableFromInline
 final class Registry: @unchecked Sendable {
     // `entries` and `nextIndex` are guarded by `lock`; `tableWord` is written under `lock` and read
@@ -33,8 +31,8 @@ final class Registry: @unchecked Sendable {
 
     let lock = Lock()
     var entries: [ServiceKey: Entry] = [:]
-    /// The published ``LookupTable`` (retained), or 0 when it has to be rebuilt.
-    @usableFromInline let tableWord: UnsafeMutablePointer<UInt>
+    /// The published ``LookupTable`` (owned by the word), or 0 when it has to be rebuilt.
+    @usableFromInline let tableWord: AtomicWord
     /// Each registration's index names its cache in every scope; never reused, so a cache can't outlive
     /// its registration and be mistaken for another's.
     private var nextIndex = 0
@@ -43,12 +41,12 @@ final class Registry: @unchecked Sendable {
     private(set) var generation = 0
 
     init() {
-        tableWord = .allocate(capacity: 1)
-        tableWord.initialize(to: 0)
+        tableWord = .allocate(count: 1)
     }
 
     deinit {
-        Self.release(table: tableWord.pointee)
+        // Nothing can be reading: every scope, and so every resolve, holds the registry.
+        _ = tableWord.retireOwned(LookupTable.self)
         tableWord.deallocate()
     }
 
@@ -75,28 +73,21 @@ final class Registry: @unchecked Sendable {
     }
 
     /// Unpublishes the table; call with `lock` held, then ``release(retiredTable:)`` after unlocking.
-    func retireTable() -> UInt {
+    func retireTable() -> LookupTable? {
         generation += 1
-        return stimpak_exchange(tableWord, 0)
+        return tableWord.retireOwned(LookupTable.self)
     }
 
     /// Releases a table that ``retireTable()`` returned, once no reader can be using it. Call without the lock.
-    static func release(retiredTable bits: UInt) {
-        guard bits != 0 else { return }
-        ResolutionContext.waitForReaders()
-        release(table: bits)
-    }
-
-    private static func release(table bits: UInt) {
-        guard let raw = UnsafeRawPointer(bitPattern: bits) else { return }
-        Unmanaged<LookupTable>.fromOpaque(raw).release()
+    static func release(retiredTable table: consuming LookupTable?) {
+        guard let table else { return }
+        withExtendedLifetime(table) { ReadSection.waitForReaders() }
     }
 
     /// Builds and publishes the table if none is. Call with `lock` held.
     func publishTableIfNeeded() {
-        guard stimpak_load_relaxed(tableWord) == 0 else { return }
-        let table = LookupTable(entries, generation: generation)
-        stimpak_store(tableWord, UInt(bitPattern: Unmanaged.passRetained(table).toOpaque()))
+        guard tableWord.loadRelaxed() == 0 else { return }
+        tableWord.publishOwned(LookupTable(entries, generation: generation))
     }
 
     /// What is registered for the same service type under other keys or argument types. Call with `lock` held.

@@ -8,7 +8,7 @@ import Musl
 import CStimpakAtomics
 
 /// One thread's resolution state: the registrations it is creating right now (innermost last), the
-/// creation it is blocked on, and its read-section counter.
+/// creation it is blocked on, and its read-section counter (see ``ReadSection``).
 ///
 /// Factories are synchronous, so every resolve a factory makes runs on the thread that called the
 /// factory, whether it goes through the scope the factory received or through a captured container.
@@ -16,7 +16,7 @@ import CStimpakAtomics
 ///
 /// The path and the counter live in the thread's `stimpak_thread_state` (C thread-local storage), which
 /// the resolve path reaches in a few instructions without touching this object's reference count; only
-/// the owning thread writes them (the counter is also read atomically by ``waitForReaders()``).
+/// the owning thread writes them (the counter is also read atomically by ``ReadSection/waitForReaders()``).
 @usableFromInline
 final class ResolutionContext {
     /// The owning thread's state: valid until the thread exits, and only used on that thread (other
@@ -35,17 +35,24 @@ final class ResolutionContext {
         path.initialize(repeating: nil, count: ResolutionError.maximumDepth)
         state.pointee.path = path
         state.pointee.depth = 0
-        Readers.shared.add(state)
+        state.pointee.stack_limit = stimpak_stack_limit(UInt(Self.stackReserve))
+        ReadSection.register(state)
     }
+
+    /// The stack a resolution leaves for the factories, callbacks and error reporting below it: a nested
+    /// resolve that would start with less than this left fails with `.resolutionTooDeep`. (A debug build
+    /// uses about 4 KB per nested resolution, a release build about 1.2 KB.)
+    static let stackReserve = 64 * 1024
 
     /// Ends the context's use of its thread's state: called on the thread as it exits.
     private func retire() {
-        Readers.shared.remove(state)
+        ReadSection.unregister(state)
         if let path = state.pointee.path {
             UnsafeMutablePointer(mutating: path).deallocate()
         }
         state.pointee.path = nil
         state.pointee.depth = 0
+        state.pointee.stack_limit = 0
         state.pointee.context = nil
     }
 
@@ -89,17 +96,6 @@ final class ResolutionContext {
         precondition(err == 0, "pthread_setspecific failed with error \(err)")
         context.state.pointee.context = retained
         return context
-    }
-
-    // MARK: Read sections
-
-    /// Returns once every thread that was inside a read section when it was called has left it.
-    ///
-    /// A writer unpublishes what it will free (a seq-cst store), calls this, then frees: a reader either
-    /// entered its section (a seq-cst store) before the unpublishing and is waited for, or reads the
-    /// unpublished state. Sections are a few loads long, so the wait is short.
-    static func waitForReaders() {
-        Readers.shared.waitForReaders(except: thread)
     }
 
     // MARK: The resolution path
@@ -170,37 +166,6 @@ final class ResolutionContext {
         flight.waitUntilFinished()
 
         lock.withLock { waitingOn = nil }
-    }
-}
-
-/// The read-section counters of every thread that has resolved, for ``ResolutionContext/waitForReaders()``.
-final class Readers: @unchecked Sendable {  // `threads` is guarded by `lock`
-    static let shared = Readers()
-
-    private let lock = Lock()
-    private var threads: [UnsafeMutablePointer<stimpak_thread_state>] = []
-
-    func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        lock.withLock { threads.append(thread) }
-    }
-
-    func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        lock.withLock {
-            if let index = threads.firstIndex(of: thread) { threads.remove(at: index) }
-        }
-    }
-
-    func waitForReaders(except own: UnsafeMutablePointer<stimpak_thread_state>) {
-        // Held while waiting, so that no thread exits (and unregisters its state) under us; a thread
-        // inside a section never takes this lock (it registers before its first section and
-        // unregisters after its last).
-        lock.withLock {
-            for thread in threads where thread != own {
-                let seen = stimpak_section_load(thread)
-                guard seen & 1 == 1 else { continue }
-                while stimpak_section_load(thread) == seen { sched_yield() }
-            }
-        }
     }
 }
 

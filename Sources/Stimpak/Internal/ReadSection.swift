@@ -1,0 +1,184 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CStimpakAtomics
+
+// The lock-free protocol of the resolve path, and all of its atomics (ARCHITECTURE.md gives the argument):
+//
+// - publish: a writer, holding the container's lock, stores a pointer to a fully built object into an
+//   `AtomicWord` (seq-cst). Something else (a registration, a slot, the registry) keeps the object alive.
+// - read and pin: a reader enters a `ReadSection` (a seq-cst store to its own counter), loads published
+//   words (seq-cst), follows them, and takes a strong reference to what it will use after the section
+//   (the instance it returns, the registration whose factory it calls) *before* it leaves. Leaving is an
+//   out-of-line call that the optimizer must assume may release anything, so no retain moves after it.
+// - retire: a writer unpublishes (stores 0 or a successor, seq-cst) under the lock, and keeps what it
+//   unpublished.
+// - reclaim: after the lock is released, the writer calls `ReadSection.waitForReaders()`, then drops what it
+//   unpublished. Every reader that could have loaded the old pointer entered its section before the
+//   unpublishing store and has left it, holding its own references.
+
+/// A machine word shared with lock-free readers: written under the container's lock, read in read sections.
+@usableFromInline
+struct AtomicWord {
+    @usableFromInline let address: UnsafeMutablePointer<UInt>
+
+    init(_ address: UnsafeMutablePointer<UInt>) {
+        self.address = address
+    }
+
+    /// Allocates `count` consecutive words set to 0; the owner deallocates them with ``deallocate()`` on the first.
+    static func allocate(count: Int) -> AtomicWord {
+        let address = UnsafeMutablePointer<UInt>.allocate(capacity: count)
+        address.initialize(repeating: 0, count: count)
+        return AtomicWord(address)
+    }
+
+    /// Frees the words that ``allocate(count:)`` returned this one first of.
+    func deallocate() {
+        address.deallocate()
+    }
+
+    /// The word `offset` words after this one, in the same allocation.
+    func advanced(by offset: Int) -> AtomicWord {
+        AtomicWord(address + offset)
+    }
+
+    @usableFromInline @inline(__always)
+    func load() -> UInt {
+        stimpak_load(address)
+    }
+
+    func store(_ value: UInt) {
+        stimpak_store(address, value)
+    }
+
+    /// For words whose stale values are harmless (a hint) or that only the lock's holder reads.
+    func loadRelaxed() -> UInt {
+        stimpak_load_relaxed(address)
+    }
+
+    func storeRelaxed(_ value: UInt) {
+        stimpak_store_relaxed(address, value)
+    }
+
+    /// The published object, unretained: valid until the end of the read section it was loaded in.
+    @usableFromInline @inline(__always)
+    func loadPointer() -> UnsafeMutableRawPointer? {
+        UnsafeMutableRawPointer(bitPattern: load())
+    }
+
+    /// Publishes `object` (or unpublishes, with nil) without retaining it: its owner keeps it alive until
+    /// it is unpublished and readers are waited for.
+    func publish(_ object: AnyObject?) {
+        store(object.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0)
+    }
+
+    /// Publishes `object`, which the word then owns (a retain), in place of nothing.
+    func publishOwned(_ object: AnyObject) {
+        store(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))
+    }
+
+    /// Unpublishes what ``publishOwned(_:)`` published and hands the reference to the caller, who must
+    /// call ``ReadSection/waitForReaders()`` before dropping it.
+    func retireOwned<Object: AnyObject>(_ type: Object.Type) -> Object? {
+        guard let raw = UnsafeRawPointer(bitPattern: stimpak_exchange(address, 0)) else { return nil }
+        return Unmanaged<Object>.fromOpaque(raw).takeRetainedValue()
+    }
+}
+
+/// One thread's read section: between ``enter()`` and leaving, what it loads from published words stays
+/// allocated. Never held across user code, a lock or a release: a few dozen instructions.
+@usableFromInline
+struct ReadSection {
+    /// The thread's state (its section counter and resolution path).
+    @usableFromInline let thread: UnsafeMutablePointer<stimpak_thread_state>
+
+    @usableFromInline
+    init(thread: UnsafeMutablePointer<stimpak_thread_state>) {
+        self.thread = thread
+    }
+
+    /// Enters this thread's read section (a seq-cst store to the thread's own counter).
+    @inlinable @inline(__always)
+    static func enter() -> ReadSection {
+        let thread = ResolutionContext.thread
+        stimpak_section_enter(thread)
+        return ReadSection(thread: thread)
+    }
+
+    /// Leaves, keeping nothing.
+    @inlinable @inline(__always)
+    func leave() {
+        stimpak_section_exit(thread)
+    }
+
+    /// Copies the instance out of a published `InstanceBox<Service>` (retaining it), then leaves.
+    @inlinable @inline(__always)
+    func leave<Service>(copying box: UnsafeMutableRawPointer, as type: Service.Type) -> Service {
+        let instance = Unmanaged<InstanceBox<Service>>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value }
+        stimpak_section_exit(thread)
+        return instance
+    }
+
+    /// Retains a published object (a registration), then leaves: the caller owns the reference.
+    @inlinable @inline(__always)
+    func leave<Object: AnyObject>(pinning object: UnsafeMutableRawPointer, as type: Object.Type) -> Object {
+        let pinned = Unmanaged<Object>.fromOpaque(object).retain()
+        stimpak_section_exit(thread)
+        return pinned.takeRetainedValue()
+    }
+
+    /// Returns once every other thread that was inside a read section when it was called has left it.
+    ///
+    /// Call without the container's lock, after unpublishing and before releasing: a reader either entered
+    /// its section (a seq-cst store) before the unpublishing store and is waited for, or it loads the
+    /// unpublished word. Sections are a few loads long, so the wait is short.
+    static func waitForReaders() {
+        Readers.shared.waitForReaders(except: stimpak_thread_get())
+    }
+
+    /// Registers the counter of a thread that is about to enter its first section.
+    static func register(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+        Readers.shared.add(thread)
+    }
+
+    /// Unregisters the counter of a thread that has left its last section (it is exiting).
+    static func unregister(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+        Readers.shared.remove(thread)
+    }
+}
+
+/// The read-section counters of every thread that has resolved, for ``ReadSection/waitForReaders()``.
+private final class Readers: @unchecked Sendable {  // `threads` is guarded by `lock`
+    static let shared = Readers()
+
+    private let lock = Lock()
+    private var threads: [UnsafeMutablePointer<stimpak_thread_state>] = []
+
+    func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+        lock.withLock { threads.append(thread) }
+    }
+
+    func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+        lock.withLock {
+            if let index = threads.firstIndex(of: thread) { threads.remove(at: index) }
+        }
+    }
+
+    func waitForReaders(except own: UnsafeMutablePointer<stimpak_thread_state>) {
+        // Held while waiting, so that no thread exits (and unregisters its state) under us; a thread
+        // inside a section never takes this lock (it registers before its first section and
+        // unregisters after its last).
+        lock.withLock {
+            for thread in threads where thread != own {
+                let seen = stimpak_section_load(thread)
+                guard seen & 1 == 1 else { continue }
+                while stimpak_section_load(thread) == seen { sched_yield() }
+            }
+        }
+    }
+}

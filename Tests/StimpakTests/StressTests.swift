@@ -1,0 +1,202 @@
+import Testing
+import Stimpak
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Readers on every route of the lock-free path, raced against every writer that frees what the path reads:
+/// unregister and re-register, scope disposal, container disposal, container release.
+///
+/// The bugs these look for exist only in optimized code (the ARC optimizer may move a retain past the end of
+/// a read section), so `.ci/run` runs this suite in a release build too: `swift test -c release --filter
+/// StressTests`. A freed instance shows as a crash or as a `Canary` whose `word` is no longer `Canary.alive`.
+@Suite(.serialized) struct StressTests {
+    /// How long each race runs: long enough that a release build of the unsafe code fails nearly every run.
+    #if DEBUG
+    static let seconds = 0.3
+    #else
+    static let seconds = 1.0
+    #endif
+    static let readers = 6
+
+    /// The lock-free routes: how a registration is made and resolved.
+    enum Route: String, CaseIterable, Sendable, CustomStringConvertible {
+        case singleton, inScope, transient, keyed, typedKey
+        var description: String { rawValue }
+
+        var reuse: Reuse {
+            switch self {
+            case .singleton: .singleton
+            case .inScope: .inScope
+            case .transient, .keyed, .typedKey: .transient
+            }
+        }
+
+        var key: AnyHashable? {
+            switch self {
+            case .keyed, .typedKey: "k"
+            default: nil
+            }
+        }
+
+        func register(_ container: Container) {
+            container.register(Canary.self, { Canary() }, reuse: reuse, key: key)
+        }
+
+        func unregister(_ container: Container) {
+            container.unregister(Canary.self, key: key)
+        }
+
+        func resolve(_ scope: any Resolving) -> Canary? {
+            switch self {
+            case .typedKey: scope.resolve(Canary.self, key: "k")
+            case .keyed: scope.resolve(Canary.self, key: AnyHashable("k"))
+            default: scope.resolve(Canary.self)
+            }
+        }
+    }
+
+    @Test(arguments: Route.allCases)
+    func resolveRacesUnregisterAndRegister(route: Route) {
+        let container = Container()
+        route.register(container)
+        let scope = container.openScope("request")
+        let health = Health()
+        race(readers: Self.readers, health: health) { tally in
+            // Both the root (singletons, the root's `.inScope`) and a child scope's published table.
+            tally.check(route.resolve(container))
+            tally.check(route.resolve(scope))
+        } write: {
+            route.unregister(container)
+            route.register(container)
+        }
+        health.expectHealthy()
+    }
+
+    @Test(arguments: Route.allCases)
+    func resolveRacesScopeDisposal(route: Route) {
+        let container = Container()
+        route.register(container)
+        let current = Shared(container.openScope(0))
+        let health = Health()
+        race(readers: Self.readers, health: health) { tally in
+            let scope = current.value
+            for _ in 0..<100 { tally.check(route.resolve(scope)) }
+        } write: {
+            let scope = current.value
+            let next = container.openScope(Int.random(in: 1..<1_000_000))
+            _ = route.resolve(next)
+            current.value = next
+            scope.dispose()
+        }
+        health.expectHealthy()
+    }
+
+    @Test(arguments: Route.allCases)
+    func resolveRacesContainerDisposalAndRelease(route: Route) {
+        @Sendable func make() -> (Container, Scope) {
+            let container = Container()
+            route.register(container)
+            let scope = container.openScope("request")
+            _ = route.resolve(container)
+            _ = route.resolve(scope)
+            return (container, scope)
+        }
+        // Readers hold only the scope; the writer holds the only reference to its container.
+        let current = Shared(make())
+        let health = Health()
+        let round = Shared(0)
+        race(readers: Self.readers, health: health) { tally in
+            let (_, scope) = current.value
+            let root = scope.root
+            for _ in 0..<100 {
+                tally.check(route.resolve(scope))
+                tally.check(route.resolve(root))
+            }
+        } write: {
+            let old = current.value
+            current.value = make()
+            round.value += 1
+            // Alternately disposed then released, and released without being disposed.
+            if round.value % 2 == 0 { old.0.dispose() }
+        }
+        health.expectHealthy()
+    }
+
+    /// Runs `read` on `readers` threads and `write` on one more, over and over, for ``seconds``.
+    func race(
+        readers: Int, health: Health, read: @escaping @Sendable (inout Tally) -> Void,
+        write: @escaping @Sendable () -> Void
+    ) {
+        let stop = Shared(false)
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: .milliseconds(Int(Self.seconds * 1_000)))
+        hammer(threads: readers + 1) { index in
+            if index == readers {
+                while clock.now < end { write() }
+                stop.value = true
+            } else {
+                var tally = Tally()
+                while !stop.value { read(&tally) }
+                health.add(tally)
+            }
+        }
+    }
+}
+
+/// A value behind a lock, shared between the threads of a race.
+final class Shared<Value>: @unchecked Sendable {  // `storage` is guarded by `lock`
+    private let lock = TestLock()
+    private var storage: Value
+    init(_ value: Value) { storage = value }
+    var value: Value {
+        get { lock.withLock { storage } }
+        set { lock.withLock { storage = newValue } }
+    }
+}
+
+/// An instance that can tell whether it has been freed: `deinit` clears `word`.
+final class Canary: @unchecked Sendable {
+    static let alive: UInt = 0xC0FF_EE00_C0FF_EE00
+    private(set) var word = Canary.alive
+    deinit { word = 0 }
+}
+
+/// What one reader of a race saw.
+struct Tally {
+    var resolved = 0
+    var freed = 0
+    var missing = 0
+
+    mutating func check(_ canary: Canary?) {
+        guard let canary else {
+            missing += 1
+            return
+        }
+        resolved += 1
+        if canary.word != Canary.alive { freed += 1 }
+    }
+}
+
+/// What all the readers of a race saw.
+final class Health: @unchecked Sendable {  // `total` is guarded by `lock`
+    private let lock = TestLock()
+    private var total = Tally()
+
+    func add(_ tally: Tally) {
+        lock.withLock {
+            total.resolved += tally.resolved
+            total.freed += tally.freed
+            total.missing += tally.missing
+        }
+    }
+
+    func expectHealthy(sourceLocation: SourceLocation = #_sourceLocation) {
+        let total = lock.withLock { self.total }
+        #expect(total.freed == 0, "resolves returned \(total.freed) freed instances", sourceLocation: sourceLocation)
+        #expect(total.resolved > 0, "no resolve succeeded (\(total.missing) found nothing)", sourceLocation: sourceLocation)
+    }
+}
