@@ -19,7 +19,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     public let serviceKey: ServiceKey
     let index: Int
     @usableFromInline let factory: (Scope, Args) throws -> Service
-    private let registry: Registry
+    /// Weak: the registry holds its registrations, and a released container must free both.
+    private weak var registry: Registry?
     /// The root cache's published instance (an unretained ``InstanceBox``), or 0.
     let rootWord: AtomicWord
 
@@ -81,7 +82,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func compareArgsBy(_ comparator: @escaping @Sendable (Args, Args) -> Bool) -> Self {
-        registry.change { matching = .compared(comparator) }
+        change { matching = .compared(comparator) }
         return self
     }
 
@@ -89,7 +90,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func compareArgsByValue() -> Self where Args: Hashable {
-        registry.change { matching = .hashed { AnyHashable($0) } }
+        change { matching = .hashed { AnyHashable($0) } }
         return self
     }
 
@@ -105,7 +106,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         let key: ((repeat each Argument)) -> AnyHashable = { arguments in
             AnyHashable(HashableArguments(repeat each arguments))
         }
-        registry.change { matching = .hashed(key) }
+        change { matching = .hashed(key) }
         return self
     }
 
@@ -117,7 +118,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func resolved(_ callback: @escaping @Sendable (Scope, Service) throws -> Void) -> Self {
-        registry.change { onResolved = callback }
+        change { onResolved = callback }
         return self
     }
 
@@ -128,8 +129,22 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func onDispose(_ callback: @escaping @Sendable (Service) throws -> Void) -> Self {
-        registry.lock.withLock { onDispose = callback }
+        if let registry {
+            registry.lock.withLock { onDispose = callback }
+        } else {
+            onDispose = callback
+        }
         return self
+    }
+
+    /// Changes a setting the lock-free path depends on, under the container's lock; once the container is
+    /// gone, nothing resolves the registration any more.
+    private func change(_ body: () -> Void) {
+        if let registry {
+            registry.change(body)
+        } else {
+            body()
+        }
     }
 
     var route: LookupTable.Route? {

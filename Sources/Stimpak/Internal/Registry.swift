@@ -72,6 +72,20 @@ final class Registry: @unchecked Sendable {
         return result
     }
 
+    /// Drops every registration, once the container is released: a scope that outlives it (already
+    /// disposed) keeps the registry, but no longer the factories and what they capture.
+    func removeAll() {
+        lock.lock()
+        let removed = entries
+        entries = [:]
+        let retired = retireTable()
+        lock.unlock()
+        // The registrations go after the table, which readers may still be using: outside the lock, so
+        // that the deinits of what they held may resolve.
+        Self.release(retiredTable: retired)
+        withExtendedLifetime(removed) {}
+    }
+
     /// Unpublishes the table; call with `lock` held, then ``release(retiredTable:)`` after unlocking.
     func retireTable() -> LookupTable? {
         generation += 1
