@@ -19,10 +19,15 @@ public final class Container: Resolving, Sendable {
     public let root: Scope
 
     /// Creates an empty container.
-    public init() {
-        registry = Registry()
+    /// - Parameter waitLimit: How long a resolve waits for another thread that is creating the same reused
+    ///   instance before it throws ``ResolutionError/Code/waitTimedOut``; a minute by default.
+    public init(waitLimit: WaitLimit = .default) {
+        registry = Registry(waitLimit: waitLimit)
         root = Scope(root: registry)
     }
+
+    /// How long a resolve waits for another thread's creation of the same instance.
+    public var waitLimit: WaitLimit { registry.waitLimit }
 
     deinit {
         root.dispose()

@@ -14,6 +14,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case scopeDisposed
             case factoryFailed
             case resolutionTooDeep
+            case waitTimedOut
         }
 
         let base: Base
@@ -26,8 +27,11 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         public static let scopeDisposed = Code(base: .scopeDisposed)
         /// The registration's factory, or its `resolved` callback, threw.
         public static let factoryFailed = Code(base: .factoryFailed)
-        /// Nested resolutions went deeper than ``ResolutionError/maximumDepth``.
+        /// Nested resolutions went deeper than ``ResolutionError/maximumDepth``, or close to the end of the
+        /// thread's stack.
         public static let resolutionTooDeep = Code(base: .resolutionTooDeep)
+        /// Another thread's creation of the same instance took longer than the container's ``WaitLimit``.
+        public static let waitTimedOut = Code(base: .waitTimedOut)
 
         public var description: String {
             switch base {
@@ -36,11 +40,14 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case .scopeDisposed: return "scopeDisposed"
             case .factoryFailed: return "factoryFailed"
             case .resolutionTooDeep: return "resolutionTooDeep"
+            case .waitTimedOut: return "waitTimedOut"
             }
         }
     }
 
-    /// How many resolutions may nest inside one another before Stimpak stops, well before the stack would.
+    /// How many resolutions may nest inside one another before Stimpak stops. It also stops earlier when
+    /// less than 64 KB of the thread's stack is left, so that a small stack (512 KB on Apple platforms'
+    /// secondary threads and dispatch queues) never overflows, in debug builds either.
     public static let maximumDepth = 128
 
     /// What went wrong.
@@ -57,6 +64,11 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     public let underlyingError: (any Error)?
     /// For ``Code/scopeDisposed``: the key of the disposed scope (nil for the container's root scope).
     public let scopeKey: AnyHashable?
+    /// For ``Code/waitTimedOut``: what the thread making the instance was itself waiting for, when it was
+    /// waiting for another thread's creation; nil when it was running a factory or callback.
+    public internal(set) var creatorWaitingFor: ServiceKey?
+    /// For ``Code/waitTimedOut``: the limit that expired.
+    public internal(set) var waitLimit: WaitLimit?
     /// The file of the `require` call that failed.
     public internal(set) var fileID: String = ""
     /// The line of the `require` call that failed.
@@ -113,9 +125,29 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text += pathSuffix
             text += " Fix: make the factory succeed for this input; the error above says why it did not."
         case .resolutionTooDeep:
-            text = "Stimpak stopped resolving \(requested.description): more than \(Self.maximumDepth) resolutions nested"
-            text += " inside one another. Resolution path: \(pathDescription)."
-            text += " Fix: look for a factory that resolves a service with ever new arguments from inside itself."
+            if path.count > Self.maximumDepth {
+                text = "Stimpak stopped resolving \(requested.description): more than \(Self.maximumDepth) resolutions"
+                text += " nested inside one another."
+            } else {
+                text = "Stimpak stopped resolving \(requested.description) after \(path.count) nested resolutions:"
+                text += " the thread's stack is nearly used up."
+            }
+            text += " Resolution path: \(pathDescription)."
+            text += " Fix: look for a factory that resolves a service with ever new arguments from inside itself,"
+            text += " or resolve deep graphs on a thread with a larger stack."
+        case .waitTimedOut:
+            text = "Stimpak gave up resolving \(requested.description) after waiting \(waitLimit?.description ?? "")"
+            text += " for another thread to finish creating it."
+            if let creatorWaitingFor {
+                text += " That thread was itself waiting for \(creatorWaitingFor.description) to be created."
+            } else {
+                text += " That thread was still running its factory or resolved callback."
+            }
+            text += pathSuffix
+            text += " This is usually a deadlock Stimpak cannot see: a factory that blocks (DispatchQueue.sync, a"
+            text += " semaphore, a lock) on work that resolves the same instance on another thread."
+            text += " Fix: resolve what that work needs before blocking, or don't block inside a factory;"
+            text += " if the creation is merely slow, raise the limit with Container(waitLimit:)."
         }
         if !fileID.isEmpty { text += " (require at \(fileID):\(line))" }
         return text

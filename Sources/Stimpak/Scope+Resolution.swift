@@ -254,7 +254,7 @@ extension Scope {
             }
             publishes = false
         case .compared(let isEqual):
-            slot = comparedSlot(in: owner.instanceCache(for: resolver), for: arguments, isEqual: isEqual)
+            slot = try comparedSlot(in: owner.instanceCache(for: resolver), of: resolver, for: arguments, isEqual: isEqual)
             publishes = false
         }
         return try resolve(slot, of: resolver, arguments, owner: owner, publishes: publishes)
@@ -308,16 +308,27 @@ extension Scope {
     }
 
     /// The slot for arguments equal to `arguments` under the user's comparator, which runs with the lock
-    /// released. Call with the lock held; returns with it held.
-    private func comparedSlot<Args>(
-        in cache: InstanceCache<Args>, for arguments: Args, isEqual: (Args, Args) -> Bool
-    ) -> Slot {
+    /// released. Call with the lock held; returns with it held, or throws with it released.
+    ///
+    /// A comparator that resolves its own registration would recurse without end (it runs before the
+    /// registration's factory puts it on the path), so this thread's running comparators are recorded
+    /// and re-entering one is a cycle.
+    private func comparedSlot<Service, Args>(
+        in cache: InstanceCache<Args>, of resolver: ServiceResolver<Service, Args>, for arguments: Args,
+        isEqual: (Args, Args) -> Bool
+    ) throws(ResolutionError) -> Slot {
         let lock = registry.lock
         var searched = 0
         while searched < cache.compared.count {
             let entries = cache.compared
+            let context = ResolutionContext.current
+            guard context.startComparing(resolver) else {
+                lock.unlock()
+                throw context.pathError(.dependencyCycle, resolver)
+            }
             lock.unlock()
             let match = entries[searched...].first { isEqual($0.arguments, arguments) }
+            context.endComparing()
             lock.lock()
             if let match { return match.slot }
             searched = entries.count
@@ -355,7 +366,10 @@ extension Scope {
                 // Another thread is making it (or this one, which the wait reports as a cycle).
                 let flight = slot.flight(of: resolver)
                 lock.unlock()
-                if let flight { try ResolutionContext.current.wait(for: flight, requested: resolver.serviceKey) }
+                if let flight {
+                    try ResolutionContext.current.wait(
+                        for: flight, requested: resolver.serviceKey, limit: registry.waitLimit)
+                }
                 lock.lock()
             case .empty:
                 let context = ResolutionContext.current
@@ -426,12 +440,14 @@ extension Scope {
             try? record?.dispose()
             throw error
         }
-        let flight: InFlight? = lock.withLock {
-            // Disposed while the callback ran: the disposal has taken the record and the slot is gone.
-            guard !owner.isDisposedValue else { return slot.settle(.empty) }
-            return owner.store(box, in: slot, of: resolver, publishes: publishes)
-        }
+        lock.lock()
+        // Disposed while the callback ran (by it, or by another thread): the disposal has taken the
+        // record and disposes the instance, which must not be handed out.
+        let isDisposed = owner.isDisposedValue
+        let flight = isDisposed ? slot.settle(.empty) : owner.store(box, in: slot, of: resolver, publishes: publishes)
+        lock.unlock()
         flight?.finish()
+        if isDisposed { throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key) }
         return instance
     }
 

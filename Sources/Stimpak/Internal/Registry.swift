@@ -30,6 +30,8 @@ final class Registry: @unchecked Sendable {
     }
 
     let lock = Lock()
+    /// How long a resolve waits for another thread's creation of the same instance.
+    let waitLimit: WaitLimit
     var entries: [ServiceKey: Entry] = [:]
     /// The published ``LookupTable`` (owned by the word), or 0 when it has to be rebuilt.
     @usableFromInline let tableWord: AtomicWord
@@ -40,7 +42,8 @@ final class Registry: @unchecked Sendable {
     /// still the one registered, and its key has no scope-local values.
     private(set) var generation = 0
 
-    init() {
+    init(waitLimit: WaitLimit) {
+        self.waitLimit = waitLimit
         tableWord = .allocate(count: 1)
     }
 

@@ -24,6 +24,9 @@ final class ResolutionContext {
     @usableFromInline let state: UnsafeMutablePointer<stimpak_thread_state>
     /// The creation this thread is blocked on; guarded by `ResolutionContext.waitLock`.
     var waitingOn: InFlight?
+    /// The registrations whose argument comparators are running on this thread, innermost last; only
+    /// this thread touches it.
+    private var comparing: [ObjectIdentifier] = []
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
@@ -130,6 +133,19 @@ final class ResolutionContext {
         stimpak_path_leave(state)
     }
 
+    /// Records that `registration`'s comparator runs on this thread; false when it already is (the
+    /// comparator resolves its own registration).
+    func startComparing(_ registration: AnyObject) -> Bool {
+        let id = ObjectIdentifier(registration)
+        guard !comparing.contains(id) else { return false }
+        comparing.append(id)
+        return true
+    }
+
+    func endComparing() {
+        comparing.removeLast()
+    }
+
     @usableFromInline
     func pathError(_ code: ResolutionError.Code, _ registration: AnyObject) -> ResolutionError {
         let key = (registration as? any Registration)?.serviceKey ?? ServiceKey(service: Any.self)
@@ -138,9 +154,9 @@ final class ResolutionContext {
 
     // MARK: Waiting for another thread's creation
 
-    /// Blocks until `flight` finishes, unless waiting would deadlock: when the thread creating it is
-    /// itself waiting, directly or through others, for a creation this thread owns.
-    func wait(for flight: InFlight, requested: ServiceKey) throws(ResolutionError) {
+    /// Blocks until `flight` finishes, unless waiting would deadlock (the thread creating it is itself
+    /// waiting, directly or through others, for a creation this thread owns) or takes longer than `limit`.
+    func wait(for flight: InFlight, requested: ServiceKey, limit: WaitLimit) throws(ResolutionError) {
         let lock = Self.waitLock
         lock.lock()
         if flight.isFinished {
@@ -163,9 +179,19 @@ final class ResolutionContext {
         waitingOn = flight
         lock.unlock()
 
-        flight.waitUntilFinished()
+        let finished = flight.waitUntilFinished(limit: limit)
 
-        lock.withLock { waitingOn = nil }
+        let creatorWaitingFor: ServiceKey? = lock.withLock {
+            waitingOn = nil
+            guard !finished, let next = flight.owner.waitingOn, !next.isFinished else { return nil }
+            return next.resolver.serviceKey
+        }
+        guard finished else {
+            var error = ResolutionError(.waitTimedOut, requested: requested, path: pathKeys + [requested])
+            error.creatorWaitingFor = creatorWaitingFor
+            error.waitLimit = limit
+            throw error
+        }
     }
 }
 
@@ -191,7 +217,18 @@ final class InFlight: @unchecked Sendable {
         condition.initialize(to: pthread_cond_t())
         var err = pthread_mutex_init(mutex, nil)
         precondition(err == 0, "pthread_mutex_init failed with error \(err)")
+        #if canImport(Darwin)
         err = pthread_cond_init(condition, nil)
+        #else
+        // Timed waits measure the monotonic clock, which a change of the wall clock doesn't move.
+        var attributes = pthread_condattr_t()
+        err = pthread_condattr_init(&attributes)
+        precondition(err == 0, "pthread_condattr_init failed with error \(err)")
+        err = pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        precondition(err == 0, "pthread_condattr_setclock failed with error \(err)")
+        err = pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+        #endif
         precondition(err == 0, "pthread_cond_init failed with error \(err)")
     }
 
@@ -216,14 +253,47 @@ final class InFlight: @unchecked Sendable {
         precondition(err == 0, "pthread_mutex_unlock failed with error \(err)")
     }
 
-    func waitUntilFinished() {
+    /// Blocks until the creation finishes or `limit` has passed; returns whether it finished.
+    func waitUntilFinished(limit: WaitLimit) -> Bool {
         var err = pthread_mutex_lock(mutex)
         precondition(err == 0, "pthread_mutex_lock failed with error \(err)")
-        while !isSignalled {
-            err = pthread_cond_wait(condition, mutex)
-            precondition(err == 0, "pthread_cond_wait failed with error \(err)")
+        defer {
+            err = pthread_mutex_unlock(mutex)
+            precondition(err == 0, "pthread_mutex_unlock failed with error \(err)")
         }
-        err = pthread_mutex_unlock(mutex)
-        precondition(err == 0, "pthread_mutex_unlock failed with error \(err)")
+        guard let nanoseconds = limit.nanoseconds else {
+            while !isSignalled {
+                err = pthread_cond_wait(condition, mutex)
+                precondition(err == 0, "pthread_cond_wait failed with error \(err)")
+            }
+            return true
+        }
+        let deadline = Self.now() &+ nanoseconds
+        while !isSignalled {
+            let now = Self.now()
+            guard now < deadline else { return false }
+            err = timedWait(nanoseconds: deadline - now)
+            precondition(err == 0 || err == ETIMEDOUT, "pthread_cond_timedwait failed with error \(err)")
+        }
+        return true
+    }
+
+    /// Waits on the condition for at most `nanoseconds`; call with `mutex` locked.
+    private func timedWait(nanoseconds: UInt64) -> Int32 {
+        #if canImport(Darwin)
+        var relative = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        return pthread_cond_timedwait_relative_np(condition, mutex, &relative)
+        #else
+        let deadline = Self.now() &+ nanoseconds
+        var absolute = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        return pthread_cond_timedwait(condition, mutex, &absolute)
+        #endif
+    }
+
+    /// The monotonic clock, in nanoseconds.
+    private static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }

@@ -1,0 +1,191 @@
+import Testing
+import Stimpak
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Misuse that used to crash, hang or hand out a disposed instance: each ends in an error value now.
+@Suite struct ReliabilityTests {
+    // MARK: A `resolved` callback during which the scope is disposed
+
+    @Test func callbackThatDisposesItsScopeGetsScopeDisposedNotADisposedInstance() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, { () -> Tracked in Tracked("t", log: log) }, reuse: .inScope)
+            .resolved { scope, _ in scope.dispose() }
+        let scope = container.openScope("screen")
+        let error = #expect(throws: ResolutionError.self) { try scope.require(Tracked.self) }
+        #expect(error?.code == .scopeDisposed)
+        #expect(log.events == ["dispose t"], "the instance was disposed once, with its scope")
+    }
+
+    @Test func callbackDuringWhichAnotherThreadDisposesTheScopeGetsScopeDisposed() {
+        let log = EventLog()
+        let container = Container()
+        let callbackRuns = Signal()
+        let disposed = Signal()
+        container.register(Tracked.self, { () -> Tracked in Tracked("t", log: log) }, reuse: .inScope)
+            .resolved { _, _ in
+                callbackRuns.fire()
+                disposed.wait()
+            }
+        let scope = container.openScope("screen")
+        let outcome = Shared<ResolutionError?>(nil)
+        hammer(threads: 2) { index in
+            if index == 0 {
+                do {
+                    _ = try scope.require(Tracked.self)
+                } catch {
+                    outcome.value = error as? ResolutionError
+                }
+            } else {
+                callbackRuns.wait()
+                scope.dispose()
+                disposed.fire()
+            }
+        }
+        #expect(outcome.value?.code == .scopeDisposed)
+        #expect(log.events == ["dispose t"])
+    }
+
+    // MARK: A wait for another thread's creation is bounded
+
+    @Test func factoryBlockedOnWorkThatResolvesItTimesOutWithTheService() {
+        let container = Container(waitLimit: .milliseconds(200))
+        let failure = Shared<ResolutionError?>(nil)
+        container.register(Foo.self, reuse: .singleton) { (scope: Scope) -> Foo in
+            // Hands work to another thread and blocks until it is done, as a `DispatchQueue.sync` would; that
+            // work needs the instance being made.
+            let done = Signal()
+            hammer(threads: 1) { _ in
+                do {
+                    _ = try scope.require(Foo.self)
+                } catch {
+                    failure.value = error as? ResolutionError
+                }
+                done.fire()
+            }
+            _ = done.wait(seconds: 10)
+            return Foo()
+        }
+        #expect(container.resolve(Foo.self) != nil, "the creation itself goes on")
+        let error = failure.value
+        #expect(error?.code == .waitTimedOut)
+        #expect(error?.requested == ServiceKey(service: Foo.self))
+        #expect(error?.waitLimit == .milliseconds(200))
+        let message = error?.description ?? ""
+        #expect(message.contains("Foo"))
+        #expect(message.contains("Container(waitLimit:)"))
+        #expect(message.contains("still running its factory"))
+    }
+
+    @Test func unlimitedWaitStillWaitsForASlowCreation() {
+        let container = Container(waitLimit: .unlimited)
+        #expect(container.waitLimit == .unlimited)
+        container.register(Foo.self, reuse: .singleton) { () -> Foo in
+            usleep(300_000)
+            return Foo()
+        }
+        let results = ResultBox(count: 2)
+        hammer(threads: 2) { index in results.set(index, container.resolve(Foo.self)) }
+        #expect(results.allSame)
+    }
+
+    @Test func defaultWaitLimitIsAMinute() {
+        #expect(Container().waitLimit == .seconds(60))
+        #expect(WaitLimit.milliseconds(1_500).description == "1.5 s")
+    }
+
+    // MARK: A comparator that resolves its own registration
+
+    @Test func comparatorResolvingItsOwnRegistrationIsACycleNotAStackOverflow() {
+        let container = Container()
+        let inner = Shared<ResolutionError?>(nil)
+        container.register(Person.self, reuse: .inScope) { (first: String, last: String) -> Person in
+            Person(first, last)
+        }
+        .compareArgsBy { left, right in
+            do {
+                _ = try container.require(Person.self, ("x", "y"))
+            } catch {
+                inner.value = error as? ResolutionError
+            }
+            return left == right
+        }
+        let first = container.resolve(Person.self, ("a", "b"))
+        let second = container.resolve(Person.self, ("c", "d"))
+        #expect(first != nil && second != nil && first !== second)
+        #expect(inner.value?.code == .dependencyCycle)
+    }
+
+    // MARK: The depth guard follows the stack that is left
+
+    @Test(arguments: [128 * 1024, 512 * 1024])
+    func deepChainOnASmallStackStopsBeforeTheStackEnds(stackSize: Int) {
+        let container = Container()
+        let depth = ResolutionError.maximumDepth - 1
+        for level in 0..<depth {
+            container.register(Node.self, { (scope: Scope) -> Node in
+                Node(level + 1 < depth ? try scope.require(Node.self, key: level + 1) : nil)
+            }, key: level)
+        }
+        let outcome = Shared<Result<Node, ResolutionError>?>(nil)
+        run(stackSize: stackSize) {
+            outcome.value = Result { () throws(ResolutionError) in try container.require(Node.self, key: 0) }
+        }
+        switch outcome.value {
+        case .success(let node):
+            #expect(node.length == depth)
+            #expect(stackSize > 128 * 1024, "127 nested resolutions fit in a 128 KB stack with 64 KB in reserve")
+        case .failure(let error):
+            #expect(error.code == .resolutionTooDeep)
+            #expect(error.description.contains("stack is nearly used up"))
+        case nil:
+            Issue.record("the thread did not finish")
+        }
+    }
+
+    final class Node: Sendable {
+        let next: Node?
+        init(_ next: Node?) { self.next = next }
+        var length: Int {
+            var count = 1
+            var node = next
+            while let current = node {
+                count += 1
+                node = current.next
+            }
+            return count
+        }
+    }
+
+    /// Runs `body` on a new thread with a stack of `stackSize` bytes and waits for it.
+    func run(stackSize: Int, _ body: @escaping @Sendable () -> Void) {
+        final class Box: @unchecked Sendable {
+            let run: () -> Void
+            init(_ run: @escaping () -> Void) { self.run = run }
+        }
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        #expect(pthread_attr_setstacksize(&attributes, stackSize) == 0)
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        #if canImport(Glibc)
+        let err = pthread_create(&thread, &attributes, { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, context)
+        #else
+        let err = pthread_create(&thread, &attributes, { raw in
+            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().run()
+            return nil
+        }, context)
+        #endif
+        #expect(err == 0)
+        pthread_join(thread, nil)
+    }
+}
