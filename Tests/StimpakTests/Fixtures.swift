@@ -109,6 +109,29 @@ func hammer(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
     }
 }
 
+/// Runs `body` on a new OS thread that nobody joins.
+func detach(_ body: @escaping @Sendable () -> Void) {
+    final class Box: @unchecked Sendable {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
+    }
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    #if canImport(Glibc)
+    let err = pthread_create(&thread, nil, { raw in
+        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().run()
+        return nil
+    }, context)
+    #else
+    let err = pthread_create(&thread, nil, { raw in
+        Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().run()
+        return nil
+    }, context)
+    #endif
+    precondition(err == 0)
+    pthread_detach(thread)
+}
+
 /// All threads wait here until `count` have arrived.
 final class Barrier: @unchecked Sendable {  // `arrived` is guarded by `mutex`
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

@@ -60,7 +60,7 @@ import Darwin
             // Hands work to another thread and blocks until it is done, as a `DispatchQueue.sync` would; that
             // work needs the instance being made.
             let done = Signal()
-            hammer(threads: 1) { _ in
+            detach {
                 do {
                     _ = try scope.require(Foo.self)
                 } catch {
