@@ -9,6 +9,10 @@ STIMPAK_THREAD_LOCAL stimpak_thread_state stimpak_thread __attribute__((aligned(
 
 __attribute__((noinline))
 void stimpak_section_exit(stimpak_thread_state *_Nonnull state) {
+    if (state->nesting != 0) {
+        state->nesting -= 1;
+        return;
+    }
     __atomic_store_n(&state->section, __atomic_load_n(&state->section, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
 

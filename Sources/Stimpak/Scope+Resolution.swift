@@ -22,8 +22,9 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
         guard let key else { return try resolveInstance(Service.self, arguments) }
+        let keyHash = key.hashValue
         let section = ReadSection.enter()
-        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), key: key)
+        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), key: key, keyHash: keyHash)
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             try resolveLocked(Service.self, arguments, key: key)
         }
@@ -42,10 +43,11 @@ extension Scope {
             // `Key` is `AnyHashable`: the cast only renames the type.
             return try resolveInstance(Service.self, arguments, key: unsafeBitCast(key, to: AnyHashable.self))
         }
+        let keyHash = key.hashValue
         let section = ReadSection.enter()
         let found = fastPath(
             ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyType: ObjectIdentifier(Key.self),
-            keyHash: key.hashValue
+            keyHash: keyHash
         ) { typedKey in
             // The bucket's key type is `Key`, so its box is a `KeyBox<Key>`.
             Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
@@ -99,10 +101,12 @@ extension Scope {
 
     /// The same for a keyed registration.
     @usableFromInline
-    func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable) -> FastPath {
+    func fastPath(
+        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable, keyHash: Int
+    ) -> FastPath {
         guard let table = publishedTable() else { return .locked }
         return table._withUnsafeGuaranteedRef {
-            fastPath($0.bucket(service, arguments, key: key), generation: $0.generation)
+            fastPath($0.bucket(service, arguments, key: key, keyHash: keyHash), generation: $0.generation)
         }
     }
 

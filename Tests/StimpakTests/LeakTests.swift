@@ -98,8 +98,10 @@ import Darwin
         let after = Self.allocatedBytes()
         #expect(live.count == 0, "\(live.count) captured objects outlived their containers")
         if let before, let after {
-            // Leaking, 18,000 containers of 21 registrations kept over 100 MB.
-            #expect(after - before < 16 << 20, "resident memory grew by \(after - before) bytes")
+            // Leaking, each container of 21 registrations kept about 18 KB (330 MB in all). Resident memory
+            // is noisy (other tests run in parallel, the thread sanitizer has its own allocator): the bound
+            // is 2 KB per container, the exact check is the count of captured objects above.
+            #expect(after - before < 18_000 * 2_048, "resident memory grew by \(after - before) bytes")
         }
     }
 

@@ -126,6 +126,24 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// A key's `==` runs inside the read section; when it resolves, the nested section must not end the
+    /// outer one early.
+    @Test func keyWhoseEqualityResolvesRacesUnregister() {
+        let container = Container()
+        let other = Container()
+        other.register(Foo.self) { Foo() }
+        let key = ResolvingKey(name: "k", container: other)
+        container.register(Canary.self, { Canary() }, reuse: .singleton, key: key)
+        let health = Health()
+        race(readers: Self.readers, health: health) { tally in
+            tally.check(container.resolve(Canary.self, key: key))
+        } write: {
+            container.unregister(Canary.self, key: key)
+            container.register(Canary.self, { Canary() }, reuse: .singleton, key: key)
+        }
+        health.expectHealthy()
+    }
+
     /// Runs `read` on `readers` threads and `write` on one more, over and over, for ``seconds``.
     func race(
         readers: Int, health: Health, read: @escaping @Sendable (inout Tally) -> Void,
@@ -144,6 +162,21 @@ import Darwin
                 health.add(tally)
             }
         }
+    }
+}
+
+/// A key whose `==` resolves from a container, as a key type with a lookup in its equality might.
+struct ResolvingKey: Hashable, Sendable {
+    let name: String
+    let container: Container
+
+    static func == (left: Self, right: Self) -> Bool {
+        _ = left.container.resolve(Foo.self)
+        return left.name == right.name
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
     }
 }
 

@@ -31,15 +31,18 @@ static inline uintptr_t stimpak_exchange(uintptr_t *_Nonnull word, uintptr_t val
 // instructions: the read-section counter (odd while inside; other threads read it atomically when they
 // wait for readers), the registrations being made (only this thread touches `depth` and `path`) and
 // the thread's ResolutionContext (unretained; a pthread key holds the reference and releases it when
-// the thread exits), and the lowest stack address a resolution may start at (0 when the thread's stack
-// bounds are unknown). Padded to a cache line so that two threads' counters don't share one.
+// the thread exits), the lowest stack address a resolution may start at (0 when the thread's stack
+// bounds are unknown), and how many sections are open inside the outermost one (a key's `==` or `hash`
+// runs inside a section and may resolve). Padded to a cache line so that two threads' counters don't
+// share one.
 typedef struct stimpak_thread_state {
     uintptr_t section;
     uintptr_t depth;
     const void *_Nullable *_Nullable path;
     void *_Nullable context;
     uintptr_t stack_limit;
-    uintptr_t padding[3];
+    uintptr_t nesting;
+    uintptr_t padding[2];
 } stimpak_thread_state;
 
 #if defined(__linux__)
@@ -55,8 +58,14 @@ static inline stimpak_thread_state *_Nonnull stimpak_thread_get(void) {
     return &stimpak_thread;
 }
 
+// Enters the read section (the counter becomes odd), or counts a section nested in the open one.
 static inline void stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
-    __atomic_store_n(&state->section, __atomic_load_n(&state->section, __ATOMIC_RELAXED) + 1, __ATOMIC_SEQ_CST);
+    uintptr_t section = __atomic_load_n(&state->section, __ATOMIC_RELAXED);
+    if (section & 1) {
+        state->nesting += 1;
+        return;
+    }
+    __atomic_store_n(&state->section, section + 1, __ATOMIC_SEQ_CST);
 }
 
 // Leaves the read section. Deliberately out of line (defined in CStimpakAtomics.c): to the Swift and LLVM

@@ -118,9 +118,10 @@ final class LookupTable {
         }
     }
 
-    /// The bucket of (service, arguments, key), if the fast path serves it.
-    func bucket(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable) -> UnsafeMutablePointer<Bucket>? {
-        let keyHash = key.hashValue
+    /// The bucket of (service, arguments, key), whose hash is `keyHash`, if the fast path serves it.
+    func bucket(
+        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable, keyHash: Int
+    ) -> UnsafeMutablePointer<Bucket>? {
         var position = Self.hash(service, arguments, keyHash: keyHash) & mask
         while true {
             let bucket = buckets + position
