@@ -18,12 +18,15 @@ let package = Package(
     targets: [
         // 1,000 generated types for the large-registry scenarios (Scripts/generate-fillers.sh).
         .target(name: "StimpakFixtures", path: "Sources/StimpakFixtures"),
+        // The lean sink of the comparison (an opaque C call that retains nothing).
+        .target(name: "CBenchmarkSink", path: "Sources/CBenchmarkSink"),
         .executableTarget(
             name: "StimpakComparison",
             dependencies: [
                 .product(name: "Stimpak", package: "Stimpak"),
                 .product(name: "Swinject", package: "Swinject"),
                 "StimpakFixtures",
+                "CBenchmarkSink",
             ],
             path: "Sources/StimpakComparison"
         ),

@@ -95,8 +95,7 @@ extension Scope {
     /// until it ends.
     @usableFromInline
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
-        guard let table = publishedTable() else { return .locked }
-        return table._withUnsafeGuaranteedRef { fastPath($0.bucket(service, arguments), generation: $0.generation) }
+        withPublishedTable { fastPath($0.bucket(service, arguments), generation: $0.generation) }
     }
 
     /// The same for a keyed registration.
@@ -104,8 +103,7 @@ extension Scope {
     func fastPath(
         _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable, keyHash: Int
     ) -> FastPath {
-        guard let table = publishedTable() else { return .locked }
-        return table._withUnsafeGuaranteedRef {
+        withPublishedTable {
             fastPath($0.bucket(service, arguments, key: key, keyHash: keyHash), generation: $0.generation)
         }
     }
@@ -116,19 +114,19 @@ extension Scope {
         _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
         matches: (UnsafeMutableRawPointer) -> Bool
     ) -> FastPath {
-        guard let table = publishedTable() else { return .locked }
-        return table._withUnsafeGuaranteedRef {
+        withPublishedTable {
             fastPath(
                 $0.bucket(service, arguments, keyType: keyType, keyHash: keyHash, matches: matches),
                 generation: $0.generation)
         }
     }
 
-    /// The registry's published table, or nil when this scope is disposed or none is published.
+    /// `body`'s answer from the registry's published table, or `.locked` when this scope is disposed or
+    /// none is published.
     @inline(__always)
-    private func publishedTable() -> Unmanaged<LookupTable>? {
-        guard disposedWord.load() == 0, let table = registry.tableWord.loadPointer() else { return nil }
-        return Unmanaged.fromOpaque(table)
+    private func withPublishedTable(_ body: (LookupTable) -> FastPath) -> FastPath {
+        guard disposedWord.load() == 0 else { return .locked }
+        return registry.tableWord.withPublished(LookupTable.self, body) ?? .locked
     }
 
     @inline(__always)
@@ -144,11 +142,9 @@ extension Scope {
         case .scoped:
             if parent == nil {
                 boxBits = rootWord.load()
-            } else if let table = tableWord.loadPointer() {
-                let index = bucket.pointee.index
-                boxBits = Unmanaged<ScopeTable>.fromOpaque(table)._withUnsafeGuaranteedRef { $0.box(for: index) }
             } else {
-                boxBits = 0
+                let index = bucket.pointee.index
+                boxBits = tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
             }
         }
         guard let box = UnsafeMutableRawPointer(bitPattern: boxBits) else {

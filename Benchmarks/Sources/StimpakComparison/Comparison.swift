@@ -136,11 +136,11 @@ func runComparison(settings: Settings) {
 
     // 8. two threads resolving the same singleton at once, against one thread
     let swinjectResolver = UncheckedSendable(value: swinject.synchronize())
-    let t8Floor = measureThreads(settings) { n, s in for _ in 0..<n { sink(storedFoo8, into: s) } }
-    let t8Swinject = measureThreads(settings) { n, s in
-        for _ in 0..<n { sink(swinjectResolver.value.resolve(Foo8.self)!, into: s) }
+    let t8Floor = measureThreads(settings) { n in for _ in 0..<n { sink(storedFoo8) } }
+    let t8Swinject = measureThreads(settings) { n in
+        for _ in 0..<n { sink(swinjectResolver.value.resolve(Foo8.self)!) }
     }
-    let t8Stimpak = measureThreads(settings) { n, s in for _ in 0..<n { sink(stimpak.resolve(Foo8.self)!, into: s) } }
+    let t8Stimpak = measureThreads(settings) { n in for _ in 0..<n { sink(stimpak.resolve(Foo8.self)!) } }
     rows.append(Row(label: "8a. singleton, 1 thread (floor: stored reference read)",
                     floor: t8Floor.one, swinject: t8Swinject.one, stimpak: t8Stimpak.one))
     let scaling = t8Stimpak.one / t8Stimpak.two
@@ -148,11 +148,11 @@ func runComparison(settings: Settings) {
                            goal: "≥ 1.6× one thread's throughput"))
 
     // 8c. the same with a value-type singleton: no reference count, so only the container can contend.
-    let t8cFloor = measureThreads(settings) { n, s in for _ in 0..<n { sink(storedConfig8.port, into: s) } }
-    let t8cSwinject = measureThreads(settings) { n, s in
-        for _ in 0..<n { sink(swinjectResolver.value.resolve(Config8.self)!.port, into: s) }
+    let t8cFloor = measureThreads(settings) { n in for _ in 0..<n { sink(storedConfig8.port) } }
+    let t8cSwinject = measureThreads(settings) { n in
+        for _ in 0..<n { sink(swinjectResolver.value.resolve(Config8.self)!.port) }
     }
-    let t8cStimpak = measureThreads(settings) { n, s in for _ in 0..<n { sink(stimpak.resolve(Config8.self)!.port, into: s) } }
+    let t8cStimpak = measureThreads(settings) { n in for _ in 0..<n { sink(stimpak.resolve(Config8.self)!.port) } }
     let valueScaling = t8cStimpak.one / t8cStimpak.two
     rows.append(scalingRow("8c. value-type singleton, 2 threads at once (wall ns ÷ all ops)", t8cFloor, t8cSwinject,
                            t8cStimpak, goal: "(the container's own scaling)"))

@@ -1,33 +1,19 @@
+import CBenchmarkSink
 import Foundation
 
 // MARK: - The sink: every result escapes here, so the optimizer can't delete the work that made it.
 
-/// One thread's sink, padded to its own cache lines so that two threads' stores don't share one.
-final class Sink: @unchecked Sendable {  // each instance is written by one thread only
-    var value: AnyObject?
-    var number = 0
-    private var padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-}
-
-/// The main thread's sink: a global initialized statically (nil), so storing to it needs no `swift_once`.
-nonisolated(unsafe) var mainSinkValue: AnyObject?
-
-/// Stores `value` where the optimizer can't see it die: an opaque call and a store to memory that
-/// outlives the loop. Releasing the previous value here is what a caller that drops its result pays too.
-@inline(never)
+/// Hands `value` to an opaque C function without retaining it: the leanest honest floor, since `let foo =
+/// Foo()` used and dropped pays nothing more (a sink that stores into a global adds a retain, a release and
+/// a call to every column, and pulls every ratio toward 1).
+@inline(__always)
 func sink(_ value: AnyObject) {
-    mainSinkValue = value
+    withExtendedLifetime(value) { stimpak_benchmark_sink(Unmanaged.passUnretained(value).toOpaque()) }
 }
 
-@inline(never)
-func sink(_ value: AnyObject, into sink: Sink) {
-    sink.value = value
-}
-
-@inline(never)
-func sink(_ number: Int, into sink: Sink) {
-    sink.number &+= number
+@inline(__always)
+func sink(_ number: Int) {
+    stimpak_benchmark_sink_int(number)
 }
 
 // MARK: - Timing
@@ -92,18 +78,17 @@ func measure(_ settings: Settings, _ bodies: [(Int) -> Void]) -> [Double] {
 
 // MARK: - Threads
 
-/// Runs `body(iterations, sink)` on `threads` new threads released at once; returns the wall time from
+/// Runs `body(iterations)` on `threads` new threads released at once; returns the wall time from
 /// the release until the last finished, in nanoseconds.
-func runOnThreads(_ threads: Int, iterations: Int, _ body: @escaping @Sendable (Int, Sink) -> Void) -> Double {
+func runOnThreads(_ threads: Int, iterations: Int, _ body: @escaping @Sendable (Int) -> Void) -> Double {
     let ready = DispatchSemaphore(value: 0)
     let go = DispatchSemaphore(value: 0)
     let done = DispatchSemaphore(value: 0)
     for _ in 0..<threads {
         let thread = Thread {
-            let sink = Sink()
             ready.signal()
             go.wait()
-            body(iterations, sink)
+            body(iterations)
             done.signal()
         }
         thread.start()
@@ -116,9 +101,8 @@ func runOnThreads(_ threads: Int, iterations: Int, _ body: @escaping @Sendable (
 }
 
 /// Aggregate ns/op (wall time ÷ all threads' operations), median of the repetitions, for 1 and 2 threads.
-func measureThreads(_ settings: Settings, _ body: @escaping @Sendable (Int, Sink) -> Void) -> (one: Double, two: Double) {
-    let calibrationSink = Sink()
-    let iterations = calibrate(settings) { body($0, calibrationSink) }
+func measureThreads(_ settings: Settings, _ body: @escaping @Sendable (Int) -> Void) -> (one: Double, two: Double) {
+    let iterations = calibrate(settings, body)
     _ = runOnThreads(2, iterations: iterations, body)  // warm-up
     var one: [Double] = []
     var two: [Double] = []

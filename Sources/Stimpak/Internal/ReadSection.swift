@@ -47,7 +47,7 @@ struct AtomicWord {
         AtomicWord(address + offset)
     }
 
-    @usableFromInline @inline(__always)
+    @inline(__always)
     func load() -> UInt {
         stimpak_load(address)
     }
@@ -66,9 +66,17 @@ struct AtomicWord {
     }
 
     /// The published object, unretained: valid until the end of the read section it was loaded in.
-    @usableFromInline @inline(__always)
-    func loadPointer() -> UnsafeMutableRawPointer? {
+    @inline(__always)
+    private func loadPointer() -> UnsafeMutableRawPointer? {
         UnsafeMutableRawPointer(bitPattern: load())
+    }
+
+    /// Calls `body` with the published object, unretained, or returns nil when none is published. Call
+    /// inside a read section, and keep nothing from `body` that outlives it without retaining it.
+    @inline(__always)
+    func withPublished<Object: AnyObject, Result>(_ type: Object.Type, _ body: (Object) -> Result) -> Result? {
+        guard let pointer = loadPointer() else { return nil }
+        return Unmanaged<Object>.fromOpaque(pointer)._withUnsafeGuaranteedRef(body)
     }
 
     /// Publishes `object` (or unpublishes, with nil) without retaining it: its owner keeps it alive until

@@ -1,0 +1,6 @@
+// Out of line in its own translation unit: the optimizer must assume the value is used.
+#include "CBenchmarkSink.h"
+
+__attribute__((noinline)) void stimpak_benchmark_sink(const void *_Nullable value) { (void)value; }
+
+__attribute__((noinline)) void stimpak_benchmark_sink_int(intptr_t value) { (void)value; }
