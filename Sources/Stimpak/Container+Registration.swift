@@ -133,28 +133,26 @@ extension Container {
         policy: DuplicatePolicy<Failure>,
         factory: @escaping (Scope, Args) throws -> Service
     ) throws(Failure) -> ServiceResolver<Service, Args> {
-        // A replaced registration is handed out of the lock and released there, so that the deinits of
-        // the instances it cached may resolve.
-        let (resolver, _) = try registry.change {
-            () throws(Failure) -> (ServiceResolver<Service, Args>, (any Registration)?) in
+        // A replaced registration is retired: released out of the lock once no reader or factory uses it.
+        try registry.change { () throws(Failure) -> ServiceResolver<Service, Args> in
             let resolver = ServiceResolver(
                 key: key, reuse: reuse, index: registry.makeIndex(), registry: registry, factory: factory)
-            let existing = registry.entries[resolver.serviceKey]?.registration
-            if existing != nil {
-                guard try policy.resolveConflict(resolver.serviceKey) else { return (resolver, nil) }
+            if let existing = registry.entries[resolver.serviceKey]?.registration {
+                guard try policy.resolveConflict(resolver.serviceKey) else { return resolver }
+                registry.retire(existing)
             }
             registry.entries[resolver.serviceKey, default: Registry.Entry()].registration = resolver
-            return (resolver, existing)
+            return resolver
         }
-        return resolver
     }
 
     private func unregister(_ key: ServiceKey) -> Bool {
-        let removed = registry.change {
-            defer { registry.entries[key]?.registration = nil }
-            return registry.entries[key]?.registration
+        registry.change {
+            guard let removed = registry.entries[key]?.registration else { return false }
+            registry.entries[key]?.registration = nil
+            registry.retire(removed)
+            return true
         }
-        return removed != nil
     }
 
     private func isRegistered(_ key: ServiceKey) -> Bool {

@@ -66,8 +66,9 @@ extension Scope {
 
     /// Completes a resolve from what the lock-free path found, leaving the read section.
     ///
-    /// What the section found stays allocated only until it is left, so the instance is copied (retained)
-    /// and the registration pinned by ``ReadSection`` before it leaves (see ARCHITECTURE.md).
+    /// What the section found stays allocated only until it is left, so before leaving, the instance is
+    /// copied (retained), a transient's registration pushed on the resolution path (which keeps it alive
+    /// while its factory runs, without a shared write) and an uncreated one's retained (see ARCHITECTURE.md).
     @inlinable @inline(__always)
     func finish<Service, Args>(
         _ found: FastPath, _ arguments: Args, section: ReadSection,
@@ -78,9 +79,10 @@ extension Scope {
             // The route was chosen for (`Service`, `Args`), so the box holds a `Service`.
             return section.leave(copying: box, as: Service.self)
         case .transient(let registration):
-            // The table's key holds both type identities, so this is the registration's type.
-            let resolver = section.leave(pinning: registration, as: ServiceResolver<Service, Args>.self)
-            return try makeTransient(resolver, arguments, thread: section.thread)
+            let status = section.leave(pushing: registration)
+            // Too deep: not pushed, so not protected; the locked path holds it and reports the error.
+            if status == 2 { return try locked() }
+            return try makeTransient(registration, isCycle: status == 1, arguments, thread: section.thread)
         case .uncreated(let registration, let generation):
             let resolver = section.leave(pinning: registration, as: ServiceResolver<Service, Args>.self)
             return try resolveUncreated(resolver, arguments, generation: generation)
@@ -153,17 +155,22 @@ extension Scope {
         return .cached(box)
     }
 
-    /// Calls a transient's factory with its registration on this thread's resolution path.
+    /// Calls the factory of a transient registration that the read section pushed on this thread's
+    /// resolution path, which keeps the registration alive until it is popped here; or, when the push
+    /// found it on the path already (`isCycle`, and then that earlier push keeps it alive), throws the cycle.
     @inlinable
     func makeTransient<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, thread: UnsafeMutablePointer<stimpak_thread_state>
+        _ registration: UnsafeMutableRawPointer, isCycle: Bool, _ arguments: Args,
+        thread: UnsafeMutablePointer<stimpak_thread_state>
     ) throws(ResolutionError) -> Service {
-        try ResolutionContext.enter(resolver, thread)
+        // The table's key holds both type identities, so this is the registration's type.
+        let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration)
+        if isCycle { throw ResolutionContext.current.pathError(.dependencyCycle, resolver.takeUnretainedValue()) }
         defer { ResolutionContext.leave(thread) }
         do {
-            return try resolver.factory(self, arguments)
+            return try resolver._withUnsafeGuaranteedRef { try $0.factory(self, arguments) }
         } catch {
-            throw factoryFailure(error, of: resolver.serviceKey, context: .current)
+            throw factoryFailure(error, of: resolver._withUnsafeGuaranteedRef { $0.serviceKey }, context: .current)
         }
     }
 

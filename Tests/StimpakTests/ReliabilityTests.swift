@@ -51,6 +51,55 @@ import Darwin
         #expect(log.events == ["dispose t"])
     }
 
+    // MARK: A registration outlives its running factories, and no longer
+
+    final class Weak<Object: AnyObject>: @unchecked Sendable {  // set once, before it is shared
+        weak var object: Object?
+        init(_ object: Object?) { self.object = object }
+    }
+
+    @Test func registrationUnregisteredWhileItsFactoryRunsOnAnotherThreadIsFreedAfterwards() {
+        let container = Container()
+        let factoryRuns = Signal()
+        let unregistered = Signal()
+        let captured = Canary()
+        let registration = Weak(container.register(Canary.self) { () -> Canary in
+            factoryRuns.fire()
+            unregistered.wait()
+            // The closure's context (and `captured`) belong to the registration: still alive here.
+            #expect(captured.word == Canary.alive)
+            return Canary()
+        })
+        let capturedWeakly = Weak(captured)
+        hammer(threads: 2) { index in
+            if index == 0 {
+                #expect(container.resolve(Canary.self) != nil)
+            } else {
+                factoryRuns.wait()
+                container.unregister(Canary.self)
+                #expect(registration.object != nil, "kept while its factory runs")
+                unregistered.fire()
+            }
+        }
+        // The next change reclaims what the last one kept.
+        container.register(Foo.self) { Foo() }
+        #expect(registration.object == nil)
+        _ = consume captured
+        #expect(capturedWeakly.object == nil)
+    }
+
+    @Test func factoryThatUnregistersItsOwnRegistrationFinishes() {
+        let container = Container()
+        let registration = Weak(container.register(Canary.self) { () -> Canary in
+            container.unregister(Canary.self)
+            return Canary()
+        })
+        #expect(container.resolve(Canary.self) != nil)
+        #expect(container.resolve(Canary.self) == nil, "it is gone")
+        container.register(Foo.self) { Foo() }
+        #expect(registration.object == nil)
+    }
+
     // MARK: A wait for another thread's creation is bounded
 
     @Test func factoryBlockedOnWorkThatResolvesItTimesOutWithTheService() {

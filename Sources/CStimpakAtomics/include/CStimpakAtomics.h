@@ -29,7 +29,10 @@ static inline uintptr_t stimpak_exchange(uintptr_t *_Nonnull word, uintptr_t val
 
 // One thread's state on the resolve path, in thread-local storage so that finding it is a few
 // instructions: the read-section counter (odd while inside; other threads read it atomically when they
-// wait for readers), the registrations being made (only this thread touches `depth` and `path`) and
+// wait for readers), the registrations being made (only this thread writes `depth` and `path`, with
+// atomic stores; a writer reclaiming registrations reads them atomically: a transient's registration is
+// pushed inside the read section that found it, and the path is what keeps it alive while its factory
+// runs), and
 // the thread's ResolutionContext (unretained; a pthread key holds the reference and releases it when
 // the thread exits), the lowest stack address a resolution may start at (0 when the thread's stack
 // bounds are unknown), and how many sections are open inside the outermost one (a key's `==` or `hash`
@@ -92,13 +95,26 @@ static inline int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const
     }
     if (depth >= maximum) return 2;
     if ((uintptr_t)__builtin_frame_address(0) < state->stack_limit) return 2;
-    state->path[depth] = registration;
-    state->depth = depth + 1;
+    __atomic_store_n(&state->path[depth], registration, __ATOMIC_RELAXED);
+    __atomic_store_n(&state->depth, depth + 1, __ATOMIC_RELEASE);
     return 0;
 }
 
+// Pops the innermost registration. A release store: what this thread did with the registration happens
+// before a reclaiming writer that sees it gone.
 static inline void stimpak_path_leave(stimpak_thread_state *_Nonnull state) {
-    state->depth -= 1;
+    __atomic_store_n(&state->depth, state->depth - 1, __ATOMIC_RELEASE);
+}
+
+// Whether `registration` is on the path of `state`'s thread, which may be running: for a reclaiming writer.
+static inline int stimpak_path_contains(stimpak_thread_state *_Nonnull state, const void *_Nonnull registration) {
+    const void *_Nullable *_Nullable path = state->path;
+    if (path == 0) return 0;
+    uintptr_t depth = __atomic_load_n(&state->depth, __ATOMIC_ACQUIRE);
+    for (uintptr_t index = 0; index < depth; index++) {
+        if (__atomic_load_n(&path[index], __ATOMIC_RELAXED) == registration) return 1;
+    }
+    return 0;
 }
 
 #endif

@@ -12,14 +12,18 @@ import CStimpakAtomics
 // - publish: a writer, holding the container's lock, stores a pointer to a fully built object into an
 //   `AtomicWord` (seq-cst). Something else (a registration, a slot, the registry) keeps the object alive.
 // - read and pin: a reader enters a `ReadSection` (a seq-cst store to its own counter), loads published
-//   words (seq-cst), follows them, and takes a strong reference to what it will use after the section
-//   (the instance it returns, the registration whose factory it calls) *before* it leaves. Leaving is an
-//   out-of-line call that the optimizer must assume may release anything, so no retain moves after it.
+//   words (seq-cst), follows them, and pins what it will use after the section *before* it leaves: it
+//   copies (retains) the instance it returns, retains the registration whose slot it will fill, and pushes
+//   the transient registration whose factory it calls on its resolution path (its own cache line, no
+//   shared write). Leaving is an out-of-line call that the optimizer must assume may release anything, so
+//   no retain moves after it.
 // - retire: a writer unpublishes (stores 0 or a successor, seq-cst) under the lock, and keeps what it
 //   unpublished.
 // - reclaim: after the lock is released, the writer calls `ReadSection.waitForReaders()`, then drops what it
 //   unpublished. Every reader that could have loaded the old pointer entered its section before the
-//   unpublishing store and has left it, holding its own references.
+//   unpublishing store and has left it, holding its own references or with the registration on its path.
+//   A retired registration that is on some thread's path (its factory is running) is kept (`Registry`
+//   parks it) until a later reclaim finds it gone.
 
 /// A machine word shared with lock-free readers: written under the container's lock, read in read sections.
 @usableFromInline
@@ -132,6 +136,17 @@ struct ReadSection {
         return instance
     }
 
+    /// Pushes a published registration on this thread's resolution path, then leaves: the path keeps it
+    /// alive until it is popped (a writer reclaims no registration that is on a path).
+    /// - Returns: 0, or 1 when it was already on the path (a cycle), or 2 when the path is too deep; it
+    ///   is pushed only on 0.
+    @inlinable @inline(__always)
+    func leave(pushing registration: UnsafeMutableRawPointer) -> Int32 {
+        let status = stimpak_path_enter(thread, registration, UInt(ResolutionError.maximumDepth))
+        stimpak_section_exit(thread)
+        return status
+    }
+
     /// Retains a published object (a registration), then leaves: the caller owns the reference.
     @inlinable @inline(__always)
     func leave<Object: AnyObject>(pinning object: UnsafeMutableRawPointer, as type: Object.Type) -> Object {
@@ -146,7 +161,13 @@ struct ReadSection {
     /// its section (a seq-cst store) before the unpublishing store and is waited for, or it loads the
     /// unpublished word. Sections are a few loads long, so the wait is short.
     static func waitForReaders() {
-        Readers.shared.waitForReaders(except: stimpak_thread_get())
+        _ = Readers.shared.waitForReaders(except: stimpak_thread_get())
+    }
+
+    /// Waits for readers (see ``waitForReaders()``), then tells which of `objects` are on some thread's
+    /// resolution path, this one's included: registrations whose factories may still be running.
+    static func waitForReaders(thenFindOnPaths objects: [AnyObject]) -> [Bool] {
+        Readers.shared.waitForReaders(except: stimpak_thread_get(), thenFindOnPaths: objects)
     }
 
     /// Registers the counter of a thread that is about to enter its first section.
@@ -177,15 +198,21 @@ private final class Readers: @unchecked Sendable {  // `threads` is guarded by `
         }
     }
 
-    func waitForReaders(except own: UnsafeMutablePointer<stimpak_thread_state>) {
-        // Held while waiting, so that no thread exits (and unregisters its state) under us; a thread
-        // inside a section never takes this lock (it registers before its first section and
+    func waitForReaders(
+        except own: UnsafeMutablePointer<stimpak_thread_state>, thenFindOnPaths objects: [AnyObject] = []
+    ) -> [Bool] {
+        // Held while waiting and searching, so that no thread exits (and frees its state's path) under
+        // us; a thread inside a section never takes this lock (it registers before its first section and
         // unregisters after its last).
         lock.withLock {
             for thread in threads where thread != own {
                 let seen = stimpak_section_load(thread)
                 guard seen & 1 == 1 else { continue }
                 while stimpak_section_load(thread) == seen { sched_yield() }
+            }
+            return objects.map { object in
+                let pointer = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+                return threads.contains { stimpak_path_contains($0, pointer) != 0 }
             }
         }
     }

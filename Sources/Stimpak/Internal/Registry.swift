@@ -38,6 +38,12 @@ final class Registry: @unchecked Sendable {
     /// Each registration's index names its cache in every scope; never reused, so a cache can't outlive
     /// its registration and be mistaken for another's.
     private var nextIndex = 0
+    /// Registrations taken out of `entries` (unregistered, replaced, or the container released), to release
+    /// at the next reclaim; and those a reclaim found still on some thread's resolution path (a transient's
+    /// factory running), kept for a later one. The registry's end releases whatever is left: no factory
+    /// can run then, since every resolve holds a scope, which holds the registry.
+    private var retiredRegistrations: [any Registration] = []
+    private var parkedRegistrations: [any Registration] = []
     /// Counts the retired tables. A registration found in a table built at the current generation is
     /// still the one registered, and its key has no scope-local values.
     private(set) var generation = 0
@@ -70,23 +76,60 @@ final class Registry: @unchecked Sendable {
             throw error
         }
         let retired = retireTable()
+        let registrations = takeRetiredRegistrations()
         lock.unlock()
-        Self.release(retiredTable: retired)
+        reclaim(retired, registrations)
         return result
+    }
+
+    /// Takes `registration` out of use: it is released once no reader can reach it and no factory of it
+    /// runs. Call with `lock` held, after taking it out of `entries`, and retire the table too.
+    func retire(_ registration: any Registration) {
+        retiredRegistrations.append(registration)
+    }
+
+    /// The retired registrations and the parked ones, to reclaim. Call with `lock` held.
+    private func takeRetiredRegistrations() -> [any Registration] {
+        guard !parkedRegistrations.isEmpty else {
+            defer { retiredRegistrations = [] }
+            return retiredRegistrations
+        }
+        defer {
+            retiredRegistrations = []
+            parkedRegistrations = []
+        }
+        return retiredRegistrations + parkedRegistrations
+    }
+
+    /// Releases a retired table and registrations once no reader can be using them, and parks the
+    /// registrations whose factories are still running. Call without the lock: the deinits of what the
+    /// registrations held (factories, captured objects, the root scope's instances) may resolve.
+    private func reclaim(_ table: consuming LookupTable?, _ registrations: consuming [any Registration]) {
+        if registrations.isEmpty {
+            Self.release(retiredTable: table)
+            return
+        }
+        let running = ReadSection.waitForReaders(thenFindOnPaths: registrations.map { $0 as AnyObject })
+        _ = consume table
+        var parked: [any Registration] = []
+        for (registration, isRunning) in zip(registrations, running) where isRunning {
+            parked.append(registration)
+        }
+        if !parked.isEmpty { lock.withLock { parkedRegistrations.append(contentsOf: parked) } }
     }
 
     /// Drops every registration, once the container is released: a scope that outlives it (already
     /// disposed) keeps the registry, but no longer the factories and what they capture.
     func removeAll() {
         lock.lock()
-        let removed = entries
+        for entry in entries.values {
+            if let registration = entry.registration { retire(registration) }
+        }
         entries = [:]
         let retired = retireTable()
+        let registrations = takeRetiredRegistrations()
         lock.unlock()
-        // The registrations go after the table, which readers may still be using: outside the lock, so
-        // that the deinits of what they held may resolve.
-        Self.release(retiredTable: retired)
-        withExtendedLifetime(removed) {}
+        reclaim(retired, registrations)
     }
 
     /// Unpublishes the table; call with `lock` held, then ``release(retiredTable:)`` after unlocking.
