@@ -63,7 +63,9 @@ import Darwin
         let factoryRuns = Signal()
         let unregistered = Signal()
         let captured = Canary()
+        let blocks = Shared(false)
         let registration = Weak(container.register(Canary.self) { () -> Canary in
+            guard blocks.value else { return Canary() }
             factoryRuns.fire()
             unregistered.wait()
             // The closure's context (and `captured`) belong to the registration: still alive here.
@@ -71,6 +73,10 @@ import Darwin
             return Canary()
         })
         let capturedWeakly = Weak(captured)
+        // The first resolve publishes the lookup table, so that the next one takes the lock-free route, on
+        // which nothing but the thread's resolution path holds the registration.
+        #expect(container.resolve(Canary.self) != nil)
+        blocks.value = true
         hammer(threads: 2) { index in
             if index == 0 {
                 #expect(container.resolve(Canary.self) != nil)
@@ -90,10 +96,13 @@ import Darwin
 
     @Test func factoryThatUnregistersItsOwnRegistrationFinishes() {
         let container = Container()
+        let unregisters = Shared(false)
         let registration = Weak(container.register(Canary.self) { () -> Canary in
-            container.unregister(Canary.self)
+            if unregisters.value { container.unregister(Canary.self) }
             return Canary()
         })
+        #expect(container.resolve(Canary.self) != nil)
+        unregisters.value = true
         #expect(container.resolve(Canary.self) != nil)
         #expect(container.resolve(Canary.self) == nil, "it is gone")
         container.register(Foo.self) { Foo() }
