@@ -31,6 +31,11 @@ public struct WaitLimit: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         guard let nanoseconds else { return "unlimited" }
         let seconds = Double(nanoseconds) / 1e9
-        return seconds >= 1 ? "\(seconds) s" : "\(seconds * 1_000) ms"
+        return seconds >= 1 ? "\(Self.format(seconds)) s" : "\(Self.format(seconds * 1_000)) ms"
+    }
+
+    /// `value` without a fraction when it has none: "60", "1.5".
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : "\(value)"
     }
 }

@@ -155,6 +155,9 @@ import Darwin
     @Test func defaultWaitLimitIsAMinute() {
         #expect(Container().waitLimit == .seconds(60))
         #expect(WaitLimit.milliseconds(1_500).description == "1.5 s")
+        #expect(WaitLimit.default.description == "60 s")
+        #expect(WaitLimit.milliseconds(200).description == "200 ms")
+        #expect(WaitLimit.unlimited.description == "unlimited")
     }
 
     // MARK: A comparator that resolves its own registration

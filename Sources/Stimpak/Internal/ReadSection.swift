@@ -161,13 +161,13 @@ struct ReadSection {
     /// its section (a seq-cst store) before the unpublishing store and is waited for, or it loads the
     /// unpublished word. Sections are a few loads long, so the wait is short.
     static func waitForReaders() {
-        _ = Readers.shared.waitForReaders(except: stimpak_thread_get())
+        Readers.shared.waitForReaders(except: stimpak_thread_get())
     }
 
-    /// Waits for readers (see ``waitForReaders()``), then tells which of `objects` are on some thread's
-    /// resolution path, this one's included: registrations whose factories may still be running.
-    static func waitForReaders(thenFindOnPaths objects: [AnyObject]) -> [Bool] {
-        Readers.shared.waitForReaders(except: stimpak_thread_get(), thenFindOnPaths: objects)
+    /// Waits for readers (see ``waitForReaders()``), then runs `body`, which may ask whether objects are
+    /// on some thread's resolution path (this one's included): registrations whose factories may still run.
+    static func waitForReaders<Result>(then body: (ResolutionPaths) -> Result) -> Result {
+        Readers.shared.waitForReaders(except: stimpak_thread_get(), then: body)
     }
 
     /// Registers the counter of a thread that is about to enter its first section.
@@ -178,6 +178,18 @@ struct ReadSection {
     /// Unregisters the counter of a thread that has left its last section (it is exiting).
     static func unregister(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         Readers.shared.remove(thread)
+    }
+}
+
+/// Every registered thread's resolution path, searched after a wait for readers, with the threads'
+/// registry locked so that none exits meanwhile.
+struct ResolutionPaths {
+    fileprivate let threads: [UnsafeMutablePointer<stimpak_thread_state>]
+
+    /// Whether `object` is on some thread's path: the thread is making it or running its factory.
+    func contain(_ object: AnyObject) -> Bool {
+        let pointer = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        return threads.contains { stimpak_path_contains($0, pointer) != 0 }
     }
 }
 
@@ -198,9 +210,9 @@ private final class Readers: @unchecked Sendable {  // `threads` is guarded by `
         }
     }
 
-    func waitForReaders(
-        except own: UnsafeMutablePointer<stimpak_thread_state>, thenFindOnPaths objects: [AnyObject] = []
-    ) -> [Bool] {
+    func waitForReaders<Result>(
+        except own: UnsafeMutablePointer<stimpak_thread_state>, then body: (ResolutionPaths) -> Result = { _ in () }
+    ) -> Result {
         // Held while waiting and searching, so that no thread exits (and frees its state's path) under
         // us; a thread inside a section never takes this lock (it registers before its first section and
         // unregisters after its last).
@@ -210,10 +222,7 @@ private final class Readers: @unchecked Sendable {  // `threads` is guarded by `
                 guard seen & 1 == 1 else { continue }
                 while stimpak_section_load(thread) == seen { sched_yield() }
             }
-            return objects.map { object in
-                let pointer = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-                return threads.contains { stimpak_path_contains($0, pointer) != 0 }
-            }
+            return body(ResolutionPaths(threads: threads))
         }
     }
 }

@@ -104,24 +104,21 @@ final class Registry: @unchecked Sendable {
     /// Releases a retired table and registrations once no reader can be using them, and parks the
     /// registrations whose factories are still running. Call without the lock: the deinits of what the
     /// registrations held (factories, captured objects, the root scope's instances) may resolve.
-    private func reclaim(_ table: consuming LookupTable?, _ registrations: consuming [any Registration]) {
+    private func reclaim(_ table: consuming LookupTable?, _ registrations: [any Registration]) {
         if registrations.isEmpty {
             Self.release(retiredTable: table)
             return
         }
-        let running = ReadSection.waitForReaders(thenFindOnPaths: registrations.map { $0 as AnyObject })
+        let running = ReadSection.waitForReaders { paths in registrations.filter { paths.contain($0) } }
         _ = consume table
-        var parked: [any Registration] = []
-        for (registration, isRunning) in zip(registrations, running) where isRunning {
-            parked.append(registration)
-        }
-        if !parked.isEmpty { lock.withLock { parkedRegistrations.append(contentsOf: parked) } }
+        if !running.isEmpty { lock.withLock { parkedRegistrations.append(contentsOf: running) } }
     }
 
     /// Drops every registration, once the container is released: a scope that outlives it (already
     /// disposed) keeps the registry, but no longer the factories and what they capture.
     func removeAll() {
         lock.lock()
+        retiredRegistrations.reserveCapacity(retiredRegistrations.count + entries.count)
         for entry in entries.values {
             if let registration = entry.registration { retire(registration) }
         }
