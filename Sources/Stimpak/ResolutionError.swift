@@ -15,6 +15,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case factoryFailed
             case resolutionTooDeep
             case waitTimedOut
+            case noMatchingScope
         }
 
         let base: Base
@@ -32,6 +33,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         public static let resolutionTooDeep = Code(base: .resolutionTooDeep)
         /// Another thread's creation of the same instance took longer than the container's ``WaitLimit``.
         public static let waitTimedOut = Code(base: .waitTimedOut)
+        /// A `.scopedTo` service was resolved where neither the resolving scope nor any of its ancestors
+        /// matches.
+        public static let noMatchingScope = Code(base: .noMatchingScope)
 
         public var description: String {
             switch base {
@@ -41,6 +45,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case .factoryFailed: return "factoryFailed"
             case .resolutionTooDeep: return "resolutionTooDeep"
             case .waitTimedOut: return "waitTimedOut"
+            case .noMatchingScope: return "noMatchingScope"
             }
         }
     }
@@ -69,6 +74,11 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     public internal(set) var creatorWaitingFor: ServiceKey?
     /// For ``Code/waitTimedOut``: the limit that expired.
     public internal(set) var waitLimit: WaitLimit?
+    /// For ``Code/noMatchingScope``: the registration's reuse, which names the scope it wants.
+    public internal(set) var reuse: Reuse?
+    /// For ``Code/noMatchingScope``: the keys of the scopes searched, from the resolving one to the root
+    /// (nil for the root).
+    public internal(set) var searchedScopeKeys: [AnyHashable?] = []
     /// The file of the `require` call that failed.
     public internal(set) var fileID: String = ""
     /// The line of the `require` call that failed.
@@ -135,6 +145,17 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text += " Resolution path: \(pathDescription)."
             text += " Fix: look for a factory that resolves a service with ever new arguments from inside itself,"
             text += " or resolve deep graphs on a thread with a larger stack."
+        case .noMatchingScope:
+            let wanted = reuse?.wantedScopeDescription ?? "a matching scope"
+            text = "Stimpak cannot resolve \(requested.description): it is registered \(reuse?.description ?? ".scopedTo"),"
+            text += " and no scope between the resolving one and the root is \(wanted)."
+            let searched = searchedScopeKeys.map { $0.map { String(reflecting: $0.base) } ?? "root" }
+            text += " Searched: \(searched.joined(separator: " → "))."
+            text += pathSuffix
+            if searchedScopeKeys.count == 1 {
+                text += " (A singleton's factory resolves from the root, so it cannot depend on a scoped service.)"
+            }
+            text += " Fix: resolve it from \(wanted) or a scope opened below one, or register it with another reuse."
         case .waitTimedOut:
             text = "Stimpak gave up resolving \(requested.description) after waiting \(waitLimit?.description ?? "")"
             text += " for another thread to finish creating it."

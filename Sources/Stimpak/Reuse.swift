@@ -1,16 +1,33 @@
 /// How long a resolved instance lives and who shares it.
 ///
 /// A reuse picks the scope whose cache holds the instance; `.transient` picks none.
-/// New lifetimes (for example reuse in the nearest scope opened with a given key) are added as new
-/// static members, so code that switches over nothing keeps compiling.
-public struct Reuse: Hashable, Sendable, CustomStringConvertible {
+/// New lifetimes are added as new static members, so code that switches over nothing keeps compiling.
+public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
+    // Unchecked only because `AnyHashable` (a `.scopedTo` key) is not `Sendable`: scope keys are documented to
+    // be immutable values, and Stimpak only compares and describes them.
+
     enum Kind: Hashable, Sendable {
         case transient
         case singleton
         case inScope
+        case scopedTo
+    }
+
+    /// Which scope a `.scopedTo` reuse caches in.
+    enum ScopeMatch: Hashable {
+        /// The nearest scope opened with this key.
+        case key(AnyHashable)
+        /// The nearest scope whose key's type is this one (`ObjectIdentifier` of it), named for messages.
+        case keyType(ObjectIdentifier, name: String)
     }
 
     let kind: Kind
+    let match: ScopeMatch?
+
+    init(kind: Kind, match: ScopeMatch? = nil) {
+        self.kind = kind
+        self.match = match
+    }
 
     /// A new instance on every resolve, never stored.
     public static let transient = Reuse(kind: .transient)
@@ -26,21 +43,91 @@ public struct Reuse: Hashable, Sendable, CustomStringConvertible {
     /// Resolving from the container itself uses the root scope's cache.
     public static let inScope = Reuse(kind: .inScope)
 
+    /// One instance in the nearest scope opened with `key`, the resolving scope or one of its ancestors;
+    /// released when that scope is disposed.
+    ///
+    /// Every scope below it shares the instance, and its factory receives that scope. With no such scope
+    /// between the resolving scope and the root, resolving fails with
+    /// ``ResolutionError/Code/noMatchingScope``.
+    ///
+    /// ```swift
+    /// container.register(Cart.self, reuse: .scopedTo("checkout")) { Cart() }
+    /// let checkout = container.openScope("checkout")
+    /// let step = checkout.openScope(2)
+    /// try step.require(Cart.self) === checkout.require(Cart.self)   // true
+    /// ```
+    /// - Parameter key: The key the scope was opened with.
+    public static func scopedTo(_ key: AnyHashable) -> Reuse {
+        Reuse(kind: .scopedTo, match: .key(key))
+    }
+
+    /// One instance in the nearest scope whose key is of type `Key` (whatever its value), the resolving scope
+    /// or one of its ancestors; released when that scope is disposed.
+    ///
+    /// ```swift
+    /// struct SessionID: Hashable { let value: UUID }
+    /// container.register(User.self, reuse: .scopedTo(SessionID.self)) { (scope: Scope) in User(try scope.require(Token.self)) }
+    /// let session = container.openScope(SessionID(value: id))
+    /// let request = session.openScope(requestNumber)
+    /// try request.require(User.self)   // the session's User
+    /// ```
+    /// - Parameter keyType: The type of the key the scope was opened with.
+    public static func scopedTo<Key: Hashable>(_ keyType: Key.Type) -> Reuse {
+        Reuse(kind: .scopedTo, match: .keyType(ObjectIdentifier(Key.self), name: String(describing: Key.self)))
+    }
+
     public var description: String {
         switch kind {
         case .transient: return ".transient"
         case .singleton: return ".singleton"
         case .inScope: return ".inScope"
+        case .scopedTo:
+            switch match {
+            case .key(let key)?: return ".scopedTo(\(String(reflecting: key.base)))"
+            case .keyType(_, let name)?: return ".scopedTo(\(name).self)"
+            case nil: return ".scopedTo"
+            }
         }
     }
 
-    /// The scope whose cache holds the instance when `resolving` resolves it, or nil when nothing is cached.
-    @inline(__always)
+    /// The scope whose cache holds the instance when `resolving` resolves it, or nil when nothing is cached
+    /// (`.transient`) or no scope matches (`.scopedTo`). Compares scope keys, which may run user code:
+    /// call without the container's lock.
     func cachingScope(for resolving: Scope) -> Scope? {
         switch kind {
         case .transient: return nil
         case .singleton: return resolving.root
         case .inScope: return resolving
+        case .scopedTo: return nearestScope(from: resolving)
+        }
+    }
+
+    /// The nearest of `resolving` and its ancestors that `match` names. Keys and parents never change, so
+    /// this needs no lock.
+    private func nearestScope(from resolving: Scope) -> Scope? {
+        var candidate: Scope? = resolving
+        while let scope = candidate {
+            if let key = scope.key {
+                switch match {
+                case .key(let wanted)?:
+                    if key == wanted { return scope }
+                case .keyType(let type, _)?:
+                    if ObjectIdentifier(Swift.type(of: key.base)) == type { return scope }
+                case nil:
+                    break
+                }
+            }
+            candidate = scope.parent
+        }
+        return nil
+    }
+
+    /// What a `.scopedTo` reuse looks for, for messages: `the scope opened with "checkout"`.
+    var wantedScopeDescription: String {
+        switch match {
+        case .key(let key)?: return "a scope opened with the key \(String(reflecting: key.base))"
+        case .keyType(_, let name)?: return "a scope opened with a key of type \(name)"
+        case nil: return "a matching scope"
         }
     }
 }

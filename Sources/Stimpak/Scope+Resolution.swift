@@ -238,10 +238,24 @@ extension Scope {
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
-        guard let owner = resolver.reuse.cachingScope(for: self) else {
+        let owner: Scope
+        switch resolver.reuse.kind {
+        case .transient:
             let onResolved = resolver.onResolved
             lock.unlock()
             return try make(resolver, arguments, in: self, onResolved: onResolved, context: .current)
+        case .singleton:
+            owner = root
+        case .inScope:
+            owner = self
+        case .scopedTo:
+            // Comparing scope keys may run user code, so not under the lock (keys and parents never change).
+            lock.unlock()
+            guard let found = resolver.reuse.cachingScope(for: self) else {
+                throw noMatchingScope(for: resolver)
+            }
+            lock.lock()
+            owner = found
         }
         let slot: Slot
         let publishes: Bool
@@ -264,7 +278,33 @@ extension Scope {
             slot = try comparedSlot(in: owner.instanceCache(for: resolver), of: resolver, for: arguments, isEqual: isEqual)
             publishes = false
         }
-        return try resolve(slot, of: resolver, arguments, owner: owner, publishes: publishes)
+        // A scope below the owner of a `.scopedTo` instance publishes it too, so that its next resolve
+        // finds it lock-free.
+        let memo = publishes && owner !== self ? self : nil
+        return try resolve(slot, of: resolver, arguments, owner: owner, publishes: publishes, memoIn: memo)
+    }
+
+    /// The error for a `.scopedTo` registration resolved where no scope matches, naming the scopes searched.
+    private func noMatchingScope<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> ResolutionError {
+        var error = failure(.noMatchingScope, resolver.serviceKey)
+        error.reuse = resolver.reuse
+        var searched: [AnyHashable?] = []
+        var scope: Scope? = self
+        while let current = scope {
+            searched.append(current.key)
+            scope = current.parent
+        }
+        error.searchedScopeKeys = searched
+        return error
+    }
+
+    /// Publishes, in this scope below its owner, the slot of a `.scopedTo` instance, so that the lock-free
+    /// path finds it here. The owner keeps the slot (and disposes the instance); disposing the owner disposes
+    /// this scope first. Call with the lock held.
+    private func memoize(_ slot: Slot, box: AnyObject, index: Int) {
+        guard !isDisposedValue else { return }
+        if cache(for: index) == nil { setCache(slot, for: index) }
+        publish(box, index: index)
     }
 
     /// This scope's slot for an arguments-ignoring registration, made on first use. Call with the lock held.
@@ -352,7 +392,8 @@ extension Scope {
         of resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
         owner: Scope,
-        publishes: Bool
+        publishes: Bool,
+        memoIn memo: Scope?
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
         while true {
@@ -362,6 +403,7 @@ extension Scope {
             }
             switch slot.state {
             case .created(let box):
+                memo?.memoize(slot, box: box, index: resolver.index)
                 lock.unlock()
                 // A slot holds the boxes of one registration, whose service type is `Service`.
                 return unsafeDowncast(box, to: InstanceBox<Service>.self).value

@@ -5,6 +5,8 @@
 // Each request scope holds the request itself (put there with `provide`), an `.inScope` database
 // session and a logger tagged with the request id; the connection pool and the configuration are
 // singletons shared by every request. Disposing the request's scope closes its session and logger.
+// Requests run inside their user's session scope (opened with a `UserSession` key), where a shopping
+// cart lives: `.scopedTo(UserSession.self)`, one per user, shared by all of that user's requests.
 import Foundation
 import Stimpak
 
@@ -12,7 +14,19 @@ import Stimpak
 
 struct Request: Sendable {
     let id: Int
+    let user: Int
     let path: String
+}
+
+/// The key of a user's session scope.
+struct UserSession: Hashable, Sendable {
+    let user: Int
+}
+
+/// One per user session: `.scopedTo(UserSession.self)`.
+final class ShoppingCart: Sendable {
+    let serial: Int
+    init(events: EventLog) { serial = events.nextSerial() }
 }
 
 final class Configuration: Sendable {
@@ -58,9 +72,11 @@ final class Logger: Disposable, Sendable {
 final class OrderHandler: Disposable, Sendable {
     let session: DatabaseSession
     let logger: Logger
-    init(session: DatabaseSession, logger: Logger) {
+    let cart: ShoppingCart
+    init(session: DatabaseSession, logger: Logger, cart: ShoppingCart) {
         self.session = session
         self.logger = logger
+        self.cart = cart
     }
     func handle(_ request: Request) -> String {
         logger.log("GET \(request.path)")
@@ -102,6 +118,7 @@ final class EventLog: @unchecked Sendable {  // `events` is guarded by `lock`
 // MARK: - Registrations
 
 let requestCount = 300
+let userCount = 10
 let events = EventLog(tracedRequest: 7)
 let container = Container()
 
@@ -116,8 +133,11 @@ container.register(DatabaseSession.self, reuse: .inScope) { scope in
 container.register(Logger.self, reuse: .inScope) { scope in
     Logger(requestID: try scope.require(Request.self).id, events: events)
 }
+container.register(ShoppingCart.self, reuse: .scopedTo(UserSession.self)) { ShoppingCart(events: events) }
 container.register(OrderHandler.self) { scope in
-    OrderHandler(session: try scope.require(DatabaseSession.self), logger: try scope.require(Logger.self))
+    OrderHandler(
+        session: try scope.require(DatabaseSession.self), logger: try scope.require(Logger.self),
+        cart: try scope.require(ShoppingCart.self))
 }
 
 // MARK: - Serving
@@ -126,11 +146,14 @@ struct Outcome: Sendable {
     let pool: ObjectIdentifier
     let session: Int
     let sessionIsReusedWithinRequest: Bool
+    let cart: Int
     let response: String
 }
 
+let userSessions = (0..<userCount).map { container.openScope(UserSession(user: $0)) }
+
 func serve(_ request: Request) throws -> Outcome {
-    let scope = container.openScope("request-\(request.id)")
+    let scope = userSessions[request.user].openScope("request-\(request.id)")
     defer { scope.dispose() }
     scope.provide(request)
     let handler = try scope.require(OrderHandler.self)
@@ -139,12 +162,13 @@ func serve(_ request: Request) throws -> Outcome {
         pool: ObjectIdentifier(handler.session.pool),
         session: handler.session.serial,
         sessionIsReusedWithinRequest: again === handler.session,
+        cart: handler.cart.serial,
         response: handler.handle(request))
 }
 
 let outcomes = try await withThrowingTaskGroup(of: Outcome.self) { group in
     for id in 1...requestCount {
-        group.addTask { try serve(Request(id: id, path: "/orders/\(id)")) }
+        group.addTask { try serve(Request(id: id, user: id % userCount, path: "/orders/\(id)")) }
     }
     var outcomes: [Outcome] = []
     for try await outcome in group { outcomes.append(outcome) }
@@ -156,6 +180,8 @@ let sessions = Set(outcomes.map(\.session))
 print("Shared:      \(pools.count) ConnectionPool for \(outcomes.count) requests (singleton)")
 print("Per request: \(sessions.count) DatabaseSessions, one per request scope (.inScope);"
     + " reused within its request: \(outcomes.allSatisfy(\.sessionIsReusedWithinRequest))")
+print("Per user:    \(Set(outcomes.map(\.cart)).count) ShoppingCarts for \(userCount) user sessions, shared by their"
+    + " requests (.scopedTo(UserSession.self))")
 print("Request \(events.tracedRequest), in order (its scope disposes in reverse order of creation):")
 for event in events.recorded { print("  - \(event)") }
 let failures = container.dispose()

@@ -126,6 +126,40 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// A `.scopedTo` instance, published in the request scopes below its session scope, raced against the
+    /// session's disposal and against unregistration.
+    @Test(arguments: [false, true])
+    func scopedToResolveRacesSessionDisposalAndUnregister(unregisters: Bool) {
+        let container = Container()
+        container.register(Canary.self, reuse: .scopedTo(ScopedToTests.SessionID.self)) { Canary() }
+        @Sendable func openSession(_ id: Int) -> (Scope, [Scope]) {
+            let session = container.openScope(ScopedToTests.SessionID(value: id))
+            let requests = (0..<Self.readers).map { session.openScope($0) }
+            for request in requests { _ = request.resolve(Canary.self) }
+            return (session, requests)
+        }
+        let current = Shared(openSession(0))
+        let health = Health()
+        let round = Shared(0)
+        race(readers: Self.readers, health: health) { tally in
+            let (_, requests) = current.value
+            for request in requests {
+                for _ in 0..<20 { tally.check(request.resolve(Canary.self)) }
+            }
+        } write: {
+            if unregisters {
+                container.unregister(Canary.self)
+                container.register(Canary.self, reuse: .scopedTo(ScopedToTests.SessionID.self)) { Canary() }
+            } else {
+                round.value += 1
+                let (old, _) = current.value
+                current.value = openSession(round.value)
+                old.dispose()
+            }
+        }
+        health.expectHealthy()
+    }
+
     /// A key's `==` runs inside the read section; when it resolves, the nested section must not end the
     /// outer one early.
     @Test func keyWhoseEqualityResolvesRacesUnregister() {

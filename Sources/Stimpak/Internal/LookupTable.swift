@@ -13,7 +13,8 @@ final class LookupTable {
         /// Read the instance from the registration's root word (a singleton).
         case root
         /// Read the instance from the resolving scope's published slots, or the root word when the
-        /// resolving scope is the root (`.inScope`, arguments ignored).
+        /// resolving scope is the root (`.inScope`, and `.scopedTo`, whose instance a scope below its owner
+        /// publishes too; arguments ignored).
         case scoped
     }
 
