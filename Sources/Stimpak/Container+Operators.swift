@@ -7,7 +7,7 @@
 /// ```
 /// An existing registration with the same service, arguments and key is kept (`.skip`).
 extension Container {
-    /// Registers `(type, factory)` as `.transient`.
+    /// Registers `(type, factory)` with the container's default reuse (`.transient` unless set).
     @_disfavoredOverload
     @inlinable
     public static func += <Service, each Arg>(
@@ -35,7 +35,7 @@ extension Container {
         container.register(registration.0, registration.1, reuse: registration.2, key: registration.3)
     }
 
-    /// Registers `(type, factory)`, the factory receiving the resolving scope, as `.transient`.
+    /// Registers `(type, factory)`, the factory receiving the resolving scope, with the container's default reuse.
     @inlinable
     public static func += <Service, each Arg>(
         container: Container, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service)
@@ -57,7 +57,7 @@ extension Container {
         container.register(registration.0, reuse: registration.1)
     }
 
-    /// Registers an ``Instantiable`` type as `.transient`.
+    /// Registers an ``Instantiable`` type with the container's default reuse.
     @inlinable
     public static func += <Service: Instantiable>(container: Container, type: Service.Type) {
         container.register(type)

@@ -8,7 +8,8 @@ extension Container {
     /// - Parameters:
     ///   - type: The service type; resolve it with the same type.
     ///   - factory: Makes an instance from the runtime arguments; may throw.
-    ///   - reuse: How instances are reused; `.transient` by default.
+    ///   - reuse: How instances are reused; nil (the default) for the container's default reuse, which is
+    ///     `.transient` unless the container was made with `Container(defaultReuse:)`.
     ///   - key: A key that tells this registration apart from others of the same type and arguments.
     ///   - policy: What to do when the same service, arguments and key are registered: `.skip` (default),
     ///     `.replace`, or `.throw`.
@@ -20,7 +21,7 @@ extension Container {
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         _ factory: @escaping @Sendable (repeat each Arg) throws -> Service,
-        reuse: Reuse = .transient,
+        reuse: Reuse? = nil,
         key: AnyHashable? = nil,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
     ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
@@ -39,7 +40,8 @@ extension Container {
     /// - Parameters:
     ///   - type: The service type.
     ///   - factory: Makes an instance from the scope and the runtime arguments; may throw.
-    ///   - reuse: How instances are reused; `.transient` by default.
+    ///   - reuse: How instances are reused; nil (the default) for the container's default reuse, which is
+    ///     `.transient` unless the container was made with `Container(defaultReuse:)`.
     ///   - key: A key that tells this registration apart from others of the same type and arguments.
     ///   - policy: What to do when the same service, arguments and key are registered.
     /// - Returns: The registration.
@@ -49,7 +51,7 @@ extension Container {
     public func register<Service, each Arg, Failure: Error>(
         _ type: Service.Type,
         _ factory: @escaping @Sendable (Scope, repeat each Arg) throws -> Service,
-        reuse: Reuse = .transient,
+        reuse: Reuse? = nil,
         key: AnyHashable? = nil,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
     ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
@@ -63,7 +65,8 @@ extension Container {
     /// ```
     /// - Parameters:
     ///   - type: The service type.
-    ///   - reuse: How instances are reused; `.transient` by default.
+    ///   - reuse: How instances are reused; nil (the default) for the container's default reuse, which is
+    ///     `.transient` unless the container was made with `Container(defaultReuse:)`.
     ///   - key: A key that tells this registration apart from others of the same type.
     ///   - policy: What to do when the same service and key are registered.
     /// - Returns: The registration.
@@ -72,11 +75,40 @@ extension Container {
     @inlinable
     public func register<Service: Instantiable, Failure: Error>(
         _ type: Service.Type,
-        reuse: Reuse = .transient,
+        reuse: Reuse? = nil,
         key: AnyHashable? = nil,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
     ) throws(Failure) -> ServiceResolver<Service, Void> {
         try add(reuse: reuse, key: key, policy: policy) { _, _ in Service() }
+    }
+
+    /// Registers an existing value as the service: every resolve returns it (Kraken's `implementation:`).
+    ///
+    /// ```swift
+    /// container.register(Configuration.self, instance: Configuration(environment: .production))
+    /// container.register(Clock.self, instance: FixedClock(date), key: "tests")
+    /// ```
+    /// The container did not make it, so by default it does not dispose it either; pass
+    /// `disposedWithContainer: true` to hand it over (a `Disposable` instance is then disposed with the
+    /// container, like a singleton). An `onDispose` callback set on the registration always runs.
+    /// - Parameters:
+    ///   - type: The service type; defaults to the instance's static type.
+    ///   - instance: The value every resolve returns.
+    ///   - key: A key that tells this registration apart from others of the same type.
+    ///   - disposedWithContainer: Whether the container disposes a `Disposable` instance; false by default.
+    ///   - policy: What to do when the same service and key are registered.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult
+    @inlinable
+    public func register<Service, Failure: Error>(
+        _ type: Service.Type = Service.self,
+        instance: Service,
+        key: AnyHashable? = nil,
+        disposedWithContainer: Bool = false,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
+    ) throws(Failure) -> ServiceResolver<Service, Void> {
+        try add(reuse: .singleton, key: key, policy: policy, disposesInstances: disposedWithContainer) { _, _ in instance }
     }
 
     /// Removes the registration of `Service` without arguments under `key`.
@@ -128,15 +160,17 @@ extension Container {
 
     @usableFromInline
     func add<Service, Args, Failure: Error>(
-        reuse: Reuse,
+        reuse: Reuse?,
         key: AnyHashable?,
         policy: DuplicatePolicy<Failure>,
+        disposesInstances: Bool = true,
         factory: @escaping (Scope, Args) throws -> Service
     ) throws(Failure) -> ServiceResolver<Service, Args> {
         // A replaced registration is retired: released out of the lock once no reader or factory uses it.
         try registry.change { () throws(Failure) -> ServiceResolver<Service, Args> in
             let resolver = ServiceResolver(
-                key: key, reuse: reuse, index: registry.makeIndex(), registry: registry, factory: factory)
+                key: key, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
+                disposesInstances: disposesInstances, factory: factory)
             if let existing = registry.entries[resolver.serviceKey]?.registration {
                 guard try policy.resolveConflict(resolver.serviceKey) else { return resolver }
                 registry.retire(existing)

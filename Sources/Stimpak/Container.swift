@@ -19,12 +19,23 @@ public final class Container: Resolving, Sendable {
     public let root: Scope
 
     /// Creates an empty container.
-    /// - Parameter waitLimit: How long a resolve waits for another thread that is creating the same reused
-    ///   instance before it throws ``ResolutionError/Code/waitTimedOut``; a minute by default.
-    public init(waitLimit: WaitLimit = .default) {
-        registry = Registry(waitLimit: waitLimit)
+    ///
+    /// ```swift
+    /// let container = Container(defaultReuse: .singleton)   // DICE's `Defaults.scope`
+    /// container.register(Api.self) { Api() }                // a singleton
+    /// container.register(Request.self, reuse: .transient) { Request() }
+    /// ```
+    /// - Parameters:
+    ///   - defaultReuse: The reuse of every registration that names none; `.transient` by default.
+    ///   - waitLimit: How long a resolve waits for another thread that is creating the same reused
+    ///     instance before it throws ``ResolutionError/Code/waitTimedOut``; a minute by default.
+    public init(defaultReuse: Reuse = .transient, waitLimit: WaitLimit = .default) {
+        registry = Registry(defaultReuse: defaultReuse, waitLimit: waitLimit)
         root = Scope(root: registry)
     }
+
+    /// The reuse of every registration that names none.
+    public var defaultReuse: Reuse { registry.defaultReuse }
 
     /// How long a resolve waits for another thread's creation of the same instance.
     public var waitLimit: WaitLimit { registry.waitLimit }

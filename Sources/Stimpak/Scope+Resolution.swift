@@ -568,7 +568,7 @@ extension DisposalRecord {
     ) {
         if let onDispose {
             self.init(key: resolver.serviceKey, slot: slot, dispose: { try onDispose(instance) })
-        } else if let disposable = resolver.disposable(instance) {
+        } else if resolver.disposesInstances, let disposable = resolver.disposable(instance) {
             self.init(key: resolver.serviceKey, slot: slot, dispose: { try disposable.dispose() })
         } else {
             return nil

@@ -19,6 +19,9 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     public let serviceKey: ServiceKey
     let index: Int
     @usableFromInline let factory: (Scope, Args) throws -> Service
+    /// Whether the cache disposes a `Disposable` instance: false for an instance registered as it is,
+    /// which the container did not make (an `onDispose` callback still runs).
+    let disposesInstances: Bool
     /// Weak: the registry holds its registrations, and a released container must free both.
     private weak var registry: Registry?
     /// The root cache's published instance (an unretained ``InstanceBox``), or 0.
@@ -42,8 +45,10 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         reuse: Reuse,
         index: Int,
         registry: Registry,
+        disposesInstances: Bool = true,
         factory: @escaping (Scope, Args) throws -> Service
     ) {
+        self.disposesInstances = disposesInstances
         self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         self.reuse = reuse
         self.index = index

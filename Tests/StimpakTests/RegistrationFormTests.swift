@@ -75,4 +75,32 @@ import Stimpak
         #expect(container.openScope(3).resolve(Person.self)?.first == "3")
         #expect(container.resolve(Clock.self) != nil)
     }
+
+    // MARK: Instances
+
+    @Test func registeredInstanceIsWhatEveryResolveReturns() throws {
+        let container = Container()
+        let clock = Clock()
+        container.register(Clock.self, instance: clock)
+        let other = Clock()
+        container.register(instance: other, key: "other")
+        #expect(try container.require(Clock.self) === clock)
+        #expect(try container.openScope(1).openScope(2).require(Clock.self) === clock)
+        #expect(try container.require(Clock.self, key: "other") === other)
+        #expect(container.resolve(Clock.self, key: "missing") == nil)
+    }
+
+    @Test func registeredInstanceIsNotDisposedUnlessHandedOver() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, instance: Tracked("kept", log: log))
+        container.register(Tracked.self, instance: Tracked("handed over", log: log), key: "owned", disposedWithContainer: true)
+        container.register(Tracked.self, instance: Tracked("hooked", log: log), key: "hooked")
+            .onDispose { log.append("onDispose \($0.name)") }
+        _ = container.resolve(Tracked.self)
+        _ = container.resolve(Tracked.self, key: "owned")
+        _ = container.resolve(Tracked.self, key: "hooked")
+        container.dispose()
+        #expect(log.events.sorted() == ["dispose handed over", "onDispose hooked"])
+    }
 }

@@ -108,4 +108,36 @@ import Stimpak
         container.dispose()
         #expect(log.events == ["dispose new", "dispose old"], "both disposed, newest first")
     }
+
+    // MARK: A container's default reuse
+
+    @Test func containerWithADefaultReuseUsesItWhereRegisterNamesNone() {
+        var container = Container(defaultReuse: .singleton)
+        #expect(container.defaultReuse == .singleton)
+        container.register(Foo.self) { Foo() }
+        container.register(Foo.self, key: "keyed") { Foo() }
+        container.register(Person.self, { (first: String) -> Person in Person(first, "") })
+        container.register(Clock.self)
+        container += (Foo.self, { () -> Foo in Foo() }, Reuse.transient, "transient")
+        #expect(container.resolve(Foo.self) === container.resolve(Foo.self))
+        #expect(container.resolve(Foo.self, key: "keyed") === container.resolve(Foo.self, key: "keyed"))
+        #expect(container.resolve(Person.self, "a") === container.resolve(Person.self, "b"))
+        #expect(container.resolve(Clock.self) === container.resolve(Clock.self))
+        #expect(container.resolve(Foo.self, key: "transient") !== container.resolve(Foo.self, key: "transient"))
+
+        container = Container(defaultReuse: .inScope)
+        container += (Foo.self, { () -> Foo in Foo() })
+        let a = container.openScope("a")
+        let b = container.openScope("b")
+        #expect(a.resolve(Foo.self) === a.resolve(Foo.self))
+        #expect(a.resolve(Foo.self) !== b.resolve(Foo.self))
+        #expect(container.registrations.count == 1)
+    }
+
+    @Test func withoutADefaultReuseRegistrationsAreTransient() {
+        let container = Container()
+        #expect(container.defaultReuse == .transient)
+        container.register(Foo.self) { Foo() }
+        #expect(container.resolve(Foo.self) !== container.resolve(Foo.self))
+    }
 }

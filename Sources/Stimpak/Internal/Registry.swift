@@ -32,6 +32,8 @@ final class Registry: @unchecked Sendable {
     let lock = Lock()
     /// How long a resolve waits for another thread's creation of the same instance.
     let waitLimit: WaitLimit
+    /// The reuse of a registration that names none.
+    let defaultReuse: Reuse
     var entries: [ServiceKey: Entry] = [:]
     /// The published ``LookupTable`` (owned by the word), or 0 when it has to be rebuilt.
     @usableFromInline let tableWord: AtomicWord
@@ -48,7 +50,8 @@ final class Registry: @unchecked Sendable {
     /// still the one registered, and its key has no scope-local values.
     private(set) var generation = 0
 
-    init(waitLimit: WaitLimit) {
+    init(defaultReuse: Reuse, waitLimit: WaitLimit) {
+        self.defaultReuse = defaultReuse
         self.waitLimit = waitLimit
         tableWord = .allocate(count: 1)
     }
