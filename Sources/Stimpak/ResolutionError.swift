@@ -16,6 +16,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case resolutionTooDeep
             case waitTimedOut
             case noMatchingScope
+            case eagerSingletonWithArguments
         }
 
         let base: Base
@@ -36,6 +37,8 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         /// A `.scopedTo` service was resolved where neither the resolving scope nor any of its ancestors
         /// matches.
         public static let noMatchingScope = Code(base: .noMatchingScope)
+        /// An `.eagerSingleton` takes runtime arguments, so ``Container/makeEagerSingletons()`` cannot make it.
+        public static let eagerSingletonWithArguments = Code(base: .eagerSingletonWithArguments)
 
         public var description: String {
             switch base {
@@ -46,6 +49,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case .resolutionTooDeep: return "resolutionTooDeep"
             case .waitTimedOut: return "waitTimedOut"
             case .noMatchingScope: return "noMatchingScope"
+            case .eagerSingletonWithArguments: return "eagerSingletonWithArguments"
             }
         }
     }
@@ -156,6 +160,10 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
                 text += " (A singleton's factory resolves from the root, so it cannot depend on a scoped service.)"
             }
             text += " Fix: resolve it from \(wanted) or a scope opened below one, or register it with another reuse."
+        case .eagerSingletonWithArguments:
+            text = "Stimpak cannot make \(requested.description) up front: it is registered .eagerSingleton but takes"
+            text += " runtime arguments (\(String(describing: requested.arguments))), which only a resolve can pass."
+            text += " Fix: register it .singleton, or give it a factory without runtime arguments."
         case .waitTimedOut:
             text = "Stimpak gave up resolving \(requested.description) after waiting \(waitLimit?.description ?? "")"
             text += " for another thread to finish creating it."

@@ -23,10 +23,13 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
 
     let kind: Kind
     let match: ScopeMatch?
+    /// A singleton that ``Container/makeEagerSingletons()`` makes up front.
+    let isEager: Bool
 
-    init(kind: Kind, match: ScopeMatch? = nil) {
+    init(kind: Kind, match: ScopeMatch? = nil, isEager: Bool = false) {
         self.kind = kind
         self.match = match
+        self.isEager = isEager
     }
 
     /// A new instance on every resolve, never stored.
@@ -37,6 +40,15 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     ///
     /// Its factory receives the root scope, so its dependencies never come from a shorter-lived scope.
     public static let singleton = Reuse(kind: .singleton)
+
+    /// A ``singleton`` that ``Container/makeEagerSingletons()`` makes up front, in registration order.
+    ///
+    /// ```swift
+    /// container.register(Database.self, reuse: .eagerSingleton) { try Database.connect() }
+    /// try container.makeEagerSingletons()   // at start-up: every failure at once
+    /// ```
+    /// Until then (or if that call is never made) it is made on first resolve, like a singleton.
+    public static let eagerSingleton = Reuse(kind: .singleton, isEager: true)
 
     /// One instance per scope that resolves it; released when that scope is disposed.
     ///
@@ -79,7 +91,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .transient: return ".transient"
-        case .singleton: return ".singleton"
+        case .singleton: return isEager ? ".eagerSingleton" : ".singleton"
         case .inScope: return ".inScope"
         case .scopedTo:
             switch match {

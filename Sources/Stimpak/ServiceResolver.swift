@@ -162,6 +162,13 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         }
     }
 
+    func makeEagerly(from root: Scope) throws(ResolutionError) {
+        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self), let arguments = () as? Args else {
+            throw ResolutionError(.eagerSingletonWithArguments, requested: serviceKey)
+        }
+        _ = try root.resolveInstance(Service.self, arguments, key: serviceKey.key)
+    }
+
     func takeRootCache() -> AnyObject? {
         rootWord.publish(nil)
         defer { rootCache = nil }

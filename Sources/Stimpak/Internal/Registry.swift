@@ -8,7 +8,9 @@ protocol Registration: AnyObject, Sendable {
     var rootWord: AtomicWord { get }
     /// How the lock-free path serves it, or nil when only the locked path can. Call with the lock held.
     var route: LookupTable.Route? { get }
-    /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
+    /// Resolves it from `root` with no runtime arguments, for ``Container/makeEagerSingletons()``.
+    func makeEagerly(from root: Scope) throws(ResolutionError)
+        /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
     /// once readers are done. Call with the registry's lock held.
     func takeRootCache() -> AnyObject?
 }
