@@ -11,6 +11,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
         case singleton
         case inScope
         case scopedTo
+        case graph
     }
 
     /// Which scope a `.scopedTo` reuse caches in.
@@ -40,6 +41,18 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     ///
     /// Its factory receives the root scope, so its dependencies never come from a shorter-lived scope.
     public static let singleton = Reuse(kind: .singleton)
+
+    /// One instance per outermost resolve: every dependency resolved while it runs shares the instance,
+    /// and the next outermost resolve makes a new one (DICE's `objectGraph`, Swinject's `.graph`).
+    ///
+    /// ```swift
+    /// container.register(UnitOfWork.self, reuse: .graph) { UnitOfWork() }
+    /// container.register(OrderService.self) { scope in OrderService(try scope.require(UnitOfWork.self), try scope.require(Repository.self)) }
+    /// container.register(Repository.self) { scope in Repository(try scope.require(UnitOfWork.self)) }   // the same UnitOfWork
+    /// ```
+    /// The graph belongs to the thread that resolves: a factory that resolves on another thread starts
+    /// another graph there. Nothing caches or disposes the instance after the resolve, like a transient.
+    public static let graph = Reuse(kind: .graph)
 
     /// A ``singleton`` that ``Container/makeEagerSingletons()`` makes up front, in registration order.
     ///
@@ -93,6 +106,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
         case .transient: return ".transient"
         case .singleton: return isEager ? ".eagerSingleton" : ".singleton"
         case .inScope: return ".inScope"
+        case .graph: return ".graph"
         case .scopedTo:
             switch match {
             case .key(let key)?: return ".scopedTo(\(String(reflecting: key.base)))"
@@ -107,7 +121,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// call without the container's lock.
     func cachingScope(for resolving: Scope) -> Scope? {
         switch kind {
-        case .transient: return nil
+        case .transient, .graph: return nil
         case .singleton: return resolving.root
         case .inScope: return resolving
         case .scopedTo: return nearestScope(from: resolving)

@@ -244,6 +244,8 @@ extension Scope {
             let onResolved = resolver.onResolved
             lock.unlock()
             return try make(resolver, arguments, in: self, onResolved: onResolved, context: .current)
+        case .graph:
+            return try resolveGraph(resolver, arguments)
         case .singleton:
             owner = root
         case .inScope:
@@ -282,6 +284,36 @@ extension Scope {
         // finds it lock-free.
         let memo = publishes && owner !== self ? self : nil
         return try resolve(slot, of: resolver, arguments, owner: owner, publishes: publishes, memoIn: memo)
+    }
+
+    /// Returns the `.graph` instance this outermost resolution already made, or makes it and keeps it for
+    /// the rest of the resolution (before its `resolved` callback runs, so that the callback can close a
+    /// cycle through it). Call with the lock held; returns with it released.
+    private func resolveGraph<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args
+    ) throws(ResolutionError) -> Service {
+        let context = ResolutionContext.current
+        let onResolved = resolver.onResolved
+        registry.lock.unlock()
+        if let box = context.graphInstance(resolver.index) {
+            // Kept by index, which names this registration, whose service type is `Service`.
+            return unsafeDowncast(box, to: InstanceBox<Service>.self).value
+        }
+        let instance = try make(resolver, arguments, in: self, onResolved: nil, context: context)
+        context.keepGraphInstance(resolver.boxType.init(instance), index: resolver.index)
+        if let onResolved {
+            do {
+                try context.enter(resolver)
+                defer { context.leave() }
+                try runCallback(onResolved, self, instance, of: resolver, context: context)
+            } catch {
+                context.dropGraphInstance(resolver.index)
+                throw error
+            }
+        }
+        // Resolved outermost: the graph ends with this call.
+        if context.depth == 0 { context.endGraph() }
+        return instance
     }
 
     /// The error for a `.scopedTo` registration resolved where no scope matches, naming the scopes searched.

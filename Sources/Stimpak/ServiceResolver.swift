@@ -156,6 +156,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         switch reuse.kind {
         case .transient:
             return onResolved == nil ? .transient : nil
+        case .graph:
+            return nil
         case .singleton, .inScope, .scopedTo:
             guard case .ignored = matching else { return nil }
             return reuse.kind == .singleton ? .root : .scoped

@@ -35,9 +35,9 @@ static inline uintptr_t stimpak_exchange(uintptr_t *_Nonnull word, uintptr_t val
 // runs), and
 // the thread's ResolutionContext (unretained; a pthread key holds the reference and releases it when
 // the thread exits), the lowest stack address a resolution may start at (0 when the thread's stack
-// bounds are unknown), and how many sections are open inside the outermost one (a key's `==` or `hash`
-// runs inside a section and may resolve). Padded to a cache line so that two threads' counters don't
-// share one.
+// bounds are unknown), how many sections are open inside the outermost one (a key's `==` or `hash`
+// runs inside a section and may resolve), and whether the context holds `.graph` instances (cleared when
+// the outermost resolution ends). Padded to a cache line so that two threads' counters don't share one.
 typedef struct stimpak_thread_state {
     uintptr_t section;
     uintptr_t depth;
@@ -45,7 +45,8 @@ typedef struct stimpak_thread_state {
     void *_Nullable context;
     uintptr_t stack_limit;
     uintptr_t nesting;
-    uintptr_t padding[2];
+    uintptr_t has_graph;
+    uintptr_t padding[1];
 } stimpak_thread_state;
 
 #if defined(__linux__)

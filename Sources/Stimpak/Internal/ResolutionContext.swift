@@ -27,6 +27,9 @@ final class ResolutionContext {
     /// The registrations whose argument comparators are running on this thread, innermost last; only
     /// this thread touches it.
     private var comparing: [ObjectIdentifier] = []
+    /// The `.graph` instances (boxes) made during this thread's outermost resolution, by registration
+    /// index; only this thread touches it.
+    private var graph: [Int: AnyObject] = [:]
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
@@ -122,6 +125,7 @@ final class ResolutionContext {
     @inlinable @inline(__always)
     static func leave(_ state: UnsafeMutablePointer<stimpak_thread_state>) {
         stimpak_path_leave(state)
+        if state.pointee.has_graph != 0, state.pointee.depth == 0 { current.endGraph() }
     }
 
     /// Pushes `registration` on this context's path (see ``enter(_:_:)``); call on the context's thread.
@@ -130,7 +134,38 @@ final class ResolutionContext {
     }
 
     func leave() {
-        stimpak_path_leave(state)
+        Self.leave(state)
+    }
+
+    /// How many registrations are being made on this thread: 0 outside any resolution's factory.
+    var depth: Int { Int(state.pointee.depth) }
+
+    // MARK: The object graph
+
+    /// The `.graph` instance of the registration with `index` made during this outermost resolution.
+    func graphInstance(_ index: Int) -> AnyObject? {
+        graph[index]
+    }
+
+    /// Keeps a `.graph` instance (its box) for the rest of this outermost resolution.
+    func keepGraphInstance(_ box: AnyObject, index: Int) {
+        graph[index] = box
+        state.pointee.has_graph = 1
+    }
+
+    /// Forgets a `.graph` instance whose `resolved` callback failed.
+    func dropGraphInstance(_ index: Int) {
+        graph[index] = nil
+    }
+
+    /// Ends the object graph: called when the outermost resolution ends. The instances are released after
+    /// the dictionary is emptied, so that a deinit that resolves finds a consistent state.
+    @usableFromInline
+    func endGraph() {
+        let ended = graph
+        graph = [:]
+        state.pointee.has_graph = 0
+        withExtendedLifetime(ended) {}
     }
 
     /// Records that `registration`'s comparator runs on this thread; false when it already is (the
