@@ -17,6 +17,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case waitTimedOut
             case noMatchingScope
             case eagerSingletonWithArguments
+            case weakValueType
         }
 
         let base: Base
@@ -39,6 +40,8 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         public static let noMatchingScope = Code(base: .noMatchingScope)
         /// An `.eagerSingleton` takes runtime arguments, so ``Container/makeEagerSingletons()`` cannot make it.
         public static let eagerSingletonWithArguments = Code(base: .eagerSingletonWithArguments)
+        /// A `.weak` registration's factory made a value (struct, enum), which cannot be referenced weakly.
+        public static let weakValueType = Code(base: .weakValueType)
 
         public var description: String {
             switch base {
@@ -50,6 +53,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case .waitTimedOut: return "waitTimedOut"
             case .noMatchingScope: return "noMatchingScope"
             case .eagerSingletonWithArguments: return "eagerSingletonWithArguments"
+            case .weakValueType: return "weakValueType"
             }
         }
     }
@@ -160,6 +164,11 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
                 text += " (A singleton's factory resolves from the root, so it cannot depend on a scoped service.)"
             }
             text += " Fix: resolve it from \(wanted) or a scope opened below one, or register it with another reuse."
+        case .weakValueType:
+            text = "Stimpak cannot keep \(requested.description) weakly: it is registered .weak, but its factory made a"
+            text += " value, not a class instance, and only class instances can be referenced weakly."
+            text += pathSuffix
+            text += " Fix: register it .singleton (a value is copied anyway) or .transient, or make the type a class."
         case .eagerSingletonWithArguments:
             text = "Stimpak cannot make \(requested.description) up front: it is registered .eagerSingleton but takes"
             text += " runtime arguments (\(String(describing: requested.arguments))), which only a resolve can pass."

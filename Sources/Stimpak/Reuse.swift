@@ -12,6 +12,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
         case inScope
         case scopedTo
         case graph
+        case weak
     }
 
     /// Which scope a `.scopedTo` reuse caches in.
@@ -41,6 +42,14 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     ///
     /// Its factory receives the root scope, so its dependencies never come from a shorter-lived scope.
     public static let singleton = Reuse(kind: .singleton)
+
+    /// One instance for the whole container while anyone else holds it; made again after the last holder
+    /// lets it go (DICE's `weak`, Swinject's `.weak`).
+    ///
+    /// The container keeps only a weak reference, so it never disposes the instance. Class instances
+    /// only: a factory that makes a value (struct, enum) fails with ``ResolutionError/Code/weakValueType``.
+    /// While an instance is alive, threads that resolve it at once share it, and it is made once.
+    public static let weak = Reuse(kind: .weak)
 
     /// One instance per outermost resolve: every dependency resolved while it runs shares the instance,
     /// and the next outermost resolve makes a new one (DICE's `objectGraph`, Swinject's `.graph`).
@@ -107,6 +116,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
         case .singleton: return isEager ? ".eagerSingleton" : ".singleton"
         case .inScope: return ".inScope"
         case .graph: return ".graph"
+        case .weak: return ".weak"
         case .scopedTo:
             switch match {
             case .key(let key)?: return ".scopedTo(\(String(reflecting: key.base)))"
@@ -122,7 +132,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     func cachingScope(for resolving: Scope) -> Scope? {
         switch kind {
         case .transient, .graph: return nil
-        case .singleton: return resolving.root
+        case .singleton, .weak: return resolving.root
         case .inScope: return resolving
         case .scopedTo: return nearestScope(from: resolving)
         }

@@ -246,7 +246,7 @@ extension Scope {
             return try make(resolver, arguments, in: self, onResolved: onResolved, context: .current)
         case .graph:
             return try resolveGraph(resolver, arguments)
-        case .singleton:
+        case .singleton, .weak:
             owner = root
         case .inScope:
             owner = self
@@ -264,8 +264,9 @@ extension Scope {
         switch resolver.matching {
         case .ignored:
             slot = owner.singleSlot(for: resolver)
-            // Only the slot of arguments-ignoring registrations is what the lock-free path reads.
-            publishes = true
+            // Only the slot of arguments-ignoring registrations is what the lock-free path reads; a weak
+            // instance is never published (its box is replaced when it dies).
+            publishes = resolver.reuse.kind != .weak
         case .hashed(let hashKey):
             let cache = owner.instanceCache(for: resolver)
             let argumentsKey = hashKey(arguments)
@@ -284,6 +285,14 @@ extension Scope {
         // finds it lock-free.
         let memo = publishes && owner !== self ? self : nil
         return try resolve(slot, of: resolver, arguments, owner: owner, publishes: publishes, memoIn: memo)
+    }
+
+    /// The instance a slot's box holds: an `InstanceBox<Service>`, or for a `.weak` registration a
+    /// ``WeakBox``, whose instance may be gone (nil). Call with the lock held.
+    private func instance<Service, Args>(in box: AnyObject, of resolver: ServiceResolver<Service, Args>) -> Service? {
+        // A slot holds the boxes of one registration, whose service type is `Service`.
+        guard resolver.reuse.kind == .weak else { return unsafeDowncast(box, to: InstanceBox<Service>.self).value }
+        return unsafeDowncast(box, to: WeakBox.self).object as? Service
     }
 
     /// Returns the `.graph` instance this outermost resolution already made, or makes it and keeps it for
@@ -435,14 +444,23 @@ extension Scope {
             }
             switch slot.state {
             case .created(let box):
+                guard let instance = instance(in: box, of: resolver) else {
+                    // A `.weak` instance nobody holds any more: make the next one.
+                    slot.state = .empty
+                    continue
+                }
                 memo?.memoize(slot, box: box, index: resolver.index)
                 lock.unlock()
-                // A slot holds the boxes of one registration, whose service type is `Service`.
-                return unsafeDowncast(box, to: InstanceBox<Service>.self).value
+                return instance
             case .initializing(let box, let owner) where owner === ResolutionContext.current:
-                // Its `resolved` callback is running on this thread and resolves it again: it is cached.
+                // Its `resolved` callback is running on this thread and resolves it again: it is cached
+                // (and held by the creation, so a weak one is alive).
+                if let instance = instance(in: box, of: resolver) {
+                    lock.unlock()
+                    return instance
+                }
                 lock.unlock()
-                return unsafeDowncast(box, to: InstanceBox<Service>.self).value
+                throw failure(.dependencyCycle, resolver.serviceKey)
             case .creating, .initializing:
                 // Another thread is making it (or this one, which the wait reports as a cycle).
                 let flight = slot.flight(of: resolver)
@@ -486,8 +504,19 @@ extension Scope {
             lock.withLock { slot.settle(.empty) }?.finish()
             throw error
         }
-        let record = DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
-        let box = resolver.boxType.init(instance)
+        let isWeak = resolver.reuse.kind == .weak
+        // The container does not keep a weak instance, so it does not dispose it either.
+        let record = isWeak ? nil : DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
+        let box: AnyObject
+        if isWeak {
+            guard Swift.type(of: instance as Any) is AnyClass else {
+                lock.withLock { slot.settle(.empty) }?.finish()
+                throw failure(.weakValueType, resolver.serviceKey)
+            }
+            box = WeakBox(instance as AnyObject)
+        } else {
+            box = resolver.boxType.init(instance)
+        }
         lock.lock()
         guard !owner.isDisposedValue else {
             let flight = slot.settle(.empty)
@@ -536,7 +565,7 @@ extension Scope {
     /// the lock-free path. Call with the lock held.
     /// - Returns: The flight of the threads waiting for the instance, to finish once the lock is released.
     private func store<Service, Args>(
-        _ box: InstanceBox<Service>, in slot: Slot, of resolver: ServiceResolver<Service, Args>, publishes: Bool
+        _ box: AnyObject, in slot: Slot, of resolver: ServiceResolver<Service, Args>, publishes: Bool
     ) -> InFlight? {
         let flight = slot.settle(.created(box))
         guard publishes else { return flight }

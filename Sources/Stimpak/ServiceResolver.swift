@@ -156,7 +156,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         switch reuse.kind {
         case .transient:
             return onResolved == nil ? .transient : nil
-        case .graph:
+        case .graph, .weak:
             return nil
         case .singleton, .inScope, .scopedTo:
             guard case .ignored = matching else { return nil }

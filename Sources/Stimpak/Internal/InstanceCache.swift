@@ -52,6 +52,16 @@ final class InstanceBox<Service> {
     }
 }
 
+/// A `.weak` instance: the cache holds it weakly, so it lives only while someone else holds it. Read and
+/// written with the container's lock held (never published for the lock-free path).
+final class WeakBox {
+    weak var object: AnyObject?
+
+    init(_ object: AnyObject) {
+        self.object = object
+    }
+}
+
 /// One registration's instances in one scope when a comparator decides which instance a call gets: one
 /// slot per class of equal arguments (a list searched with the comparator, or a hash table).
 final class InstanceCache<Args> {  // guarded by the container's lock
