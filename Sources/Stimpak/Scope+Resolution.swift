@@ -78,6 +78,11 @@ extension Scope {
         case .cached(let box):
             // The route was chosen for (`Service`, `Args`), so the box holds a `Service`.
             return section.leave(copying: box, as: Service.self)
+        case .live(let object):
+            // A `.weak` instance, retained inside the section.
+            section.leave()
+            if let instance = object as? Service { return instance }
+            return try locked()
         case .transient(let registration):
             let status = section.leave(pushing: registration)
             // Too deep: not pushed, so not protected; the locked path holds it and reports the error.
@@ -148,6 +153,10 @@ extension Scope {
                 let index = bucket.pointee.index
                 boxBits = tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
             }
+        case .weakRoot:
+            // Loading a weak reference retains what it finds alive: inside the section, as required.
+            if let object = rootWord.withPublished(WeakBox.self, { $0.object }) ?? nil { return .live(object) }
+            return .uncreated(registration.toOpaque(), generation: generation)
         }
         guard let box = UnsafeMutableRawPointer(bitPattern: boxBits) else {
             return .uncreated(registration.toOpaque(), generation: generation)
@@ -264,9 +273,8 @@ extension Scope {
         switch resolver.matching {
         case .ignored:
             slot = owner.singleSlot(for: resolver)
-            // Only the slot of arguments-ignoring registrations is what the lock-free path reads; a weak
-            // instance is never published (its box is replaced when it dies).
-            publishes = resolver.reuse.kind != .weak
+            // Only the slot of arguments-ignoring registrations is what the lock-free path reads.
+            publishes = true
         case .hashed(let hashKey):
             let cache = owner.instanceCache(for: resolver)
             let argumentsKey = hashKey(arguments)
@@ -437,6 +445,9 @@ extension Scope {
         memoIn memo: Scope?
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
+        var retiredWeakBox: AnyObject?
+        // Every way out has released the lock; lock-free readers may still hold the retired box's address.
+        defer { if retiredWeakBox != nil { ReadSection.waitForReaders() } }
         while true {
             if owner.isDisposedValue {
                 lock.unlock()
@@ -445,7 +456,10 @@ extension Scope {
             switch slot.state {
             case .created(let box):
                 guard let instance = instance(in: box, of: resolver) else {
-                    // A `.weak` instance nobody holds any more: make the next one.
+                    // A `.weak` instance nobody holds any more: unpublish its box, release it once the
+                    // readers are done with it, and make the next one.
+                    if publishes { resolver.rootWord.publish(nil) }
+                    retiredWeakBox = box
                     slot.state = .empty
                     continue
                 }
@@ -659,6 +673,8 @@ enum FastPath {
     /// A reused registration (an unretained `ServiceResolver<Service, Args>`) whose instance this scope
     /// has not published yet, found in the table of the registry's `generation`.
     case uncreated(UnsafeMutableRawPointer, generation: Int)
+    /// A live `.weak` instance, retained inside the read section.
+    case live(AnyObject)
     /// Nothing the lock-free path can serve.
     case locked
 }

@@ -156,11 +156,15 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         switch reuse.kind {
         case .transient:
             return onResolved == nil ? .transient : nil
-        case .graph, .weak:
+        case .graph:
             return nil
-        case .singleton, .inScope, .scopedTo:
+        case .singleton, .inScope, .scopedTo, .weak:
             guard case .ignored = matching else { return nil }
-            return reuse.kind == .singleton ? .root : .scoped
+            switch reuse.kind {
+            case .singleton: return .root
+            case .weak: return .weakRoot
+            default: return .scoped
+            }
         }
     }
 

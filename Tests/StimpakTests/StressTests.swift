@@ -24,7 +24,7 @@ import Darwin
 
     /// The lock-free routes: how a registration is made and resolved.
     enum Route: String, CaseIterable, Sendable, CustomStringConvertible {
-        case singleton, inScope, transient, keyed, typedKey
+        case singleton, inScope, transient, keyed, typedKey, weak
         var description: String { rawValue }
 
         var reuse: Reuse {
@@ -32,6 +32,7 @@ import Darwin
             case .singleton: .singleton
             case .inScope: .inScope
             case .transient, .keyed, .typedKey: .transient
+            case .weak: .weak
             }
         }
 

@@ -52,10 +52,11 @@ final class InstanceBox<Service> {
     }
 }
 
-/// A `.weak` instance: the cache holds it weakly, so it lives only while someone else holds it. Read and
-/// written with the container's lock held (never published for the lock-free path).
+/// A `.weak` instance: the cache holds it weakly, so it lives only while someone else holds it. Immutable:
+/// published for the lock-free path like an `InstanceBox`, and replaced (retired, then released after the
+/// readers) when its instance is gone.
 final class WeakBox {
-    weak var object: AnyObject?
+    weak let object: AnyObject?
 
     init(_ object: AnyObject) {
         self.object = object

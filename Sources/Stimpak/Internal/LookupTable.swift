@@ -16,6 +16,8 @@ final class LookupTable {
         /// resolving scope is the root (`.inScope`, and `.scopedTo`, whose instance a scope below its owner
         /// publishes too; arguments ignored).
         case scoped
+        /// Load the instance weakly referenced by the ``WeakBox`` in the registration's root word (`.weak`).
+        case weakRoot
     }
 
     struct Bucket {
