@@ -30,6 +30,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var matching: ArgumentMatching<Args> = .ignored
     var onResolved: (@Sendable (Scope, Service) throws -> Void)?
     var onDispose: (@Sendable (Service) throws -> Void)?
+    private var declaredDependencies: [ServiceKey]?
     /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
     /// a ``Slot``, or an ``InstanceCache`` once the registration has a comparator.
     var rootCache: AnyObject?
@@ -77,6 +78,21 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
 
     /// The registration's key, or nil.
     public var key: AnyHashable? { serviceKey.key }
+
+    /// The services its factory resolves, when they are known without making an instance (an autowired
+    /// registration's parameter types, an `Optional` one's wrapped type); nil when they are not known.
+    public var dependencies: [ServiceKey]? {
+        registry?.lock.withLock { declaredDependencies } ?? declaredDependencies
+    }
+
+    @usableFromInline
+    func setDependencies(_ dependencies: [ServiceKey]) {
+        if let registry {
+            registry.lock.withLock { declaredDependencies = dependencies }
+        } else {
+            declaredDependencies = dependencies
+        }
+    }
 
     /// Caches one instance per class of arguments that `comparator` finds equal, in every cache that
     /// holds this service.

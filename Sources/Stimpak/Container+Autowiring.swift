@@ -1,0 +1,138 @@
+extension Container {
+    /// Registers `Service` made by `initializer`, each of whose parameters is resolved from the resolving
+    /// scope (Kraken's autowiring, DryIoc's `Made.Of`).
+    ///
+    /// ```swift
+    /// container.autowire(ServiceE.self, ServiceEImpl.init)   // init(a: ServiceA, b: ServiceB, c: ServiceC?)
+    /// container.autowire(Greeter.self, reuse: .singleton) { (clock: Clock, log: Logger) in Greeter(clock, log) }
+    /// ```
+    /// Every parameter is a dependency, never a runtime argument: `register` is for factories that take
+    /// runtime arguments (or the scope), `autowire` for initializers whose parameters the container supplies,
+    /// so a call says which it is. A missing dependency fails with the path (`ServiceE → ServiceB`) as if
+    /// resolved by hand; an `Optional` parameter gets nil when its type is not registered. The registration
+    /// keeps its dependency types (``ServiceResolver/dependencies``), so it can be checked without being made.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - reuse: How instances are reused; nil for the container's default.
+    ///   - key: A key that tells this registration apart from others of the same type.
+    ///   - policy: What to do when the same service and key are registered.
+    ///   - initializer: Makes the service from its dependencies: an initializer or a closure.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult
+    @inlinable
+    public func autowire<Service, each Dependency, Failure: Error>(
+        _ type: Service.Type,
+        reuse: Reuse? = nil,
+        key: AnyHashable? = nil,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
+        _ initializer: @escaping @Sendable (repeat each Dependency) throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, Void> {
+        // How each parameter is resolved is decided once, here, not on every resolve.
+        let parameters = (repeat Autowiring.parameter((each Dependency).self))
+        let registration = try add(reuse: reuse, key: key, policy: policy) { (scope: Scope, _: Void) in
+            try initializer(repeat try (each parameters).resolve(scope))
+        }
+        var dependencies: [ServiceKey] = []
+        for parameter in repeat each parameters { dependencies.append(parameter.key) }
+        registration.setDependencies(dependencies)
+        return registration
+    }
+
+    /// Registers `Service` made by `Implementation()`: a protocol with the concrete type that implements it
+    /// (Kraken's `implementationType:`).
+    ///
+    /// ```swift
+    /// container.register(Clock.self, implementation: SystemClock.self, reuse: .singleton)
+    /// ```
+    /// When `Implementation` is not a `Service`, resolving fails with ``ResolutionError/Code/factoryFailed``,
+    /// naming both types. For an implementation whose initializer takes dependencies, use
+    /// ``autowire(_:reuse:key:ifAlreadyRegistered:_:)`` with `Implementation.init`.
+    /// - Parameters:
+    ///   - type: The service type, usually a protocol.
+    ///   - implementation: The concrete type, made with `init()`.
+    ///   - reuse: How instances are reused; nil for the container's default.
+    ///   - key: A key that tells this registration apart from others of the same type.
+    ///   - policy: What to do when the same service and key are registered.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult
+    public func register<Service, Implementation: Instantiable, Failure: Error>(
+        _ type: Service.Type,
+        implementation: Implementation.Type,
+        reuse: Reuse? = nil,
+        key: AnyHashable? = nil,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
+    ) throws(Failure) -> ServiceResolver<Service, Void> {
+        try add(reuse: reuse, key: key, policy: policy) { (_: Scope, _: Void) throws -> Service in
+            guard let service = Implementation() as? Service else {
+                throw NotAnImplementation(implementation: Implementation.self, service: Service.self)
+            }
+            return service
+        }
+    }
+}
+
+/// How an autowired initializer's parameter of type `Value` is resolved.
+@usableFromInline
+struct AutowiredParameter<Value>: Sendable {
+    /// The dependency: the parameter's type, or the wrapped type of an `Optional`.
+    @usableFromInline let key: ServiceKey
+    @usableFromInline let resolve: @Sendable (Scope) throws(ResolutionError) -> Value
+
+    @usableFromInline
+    init(key: ServiceKey, resolve: @escaping @Sendable (Scope) throws(ResolutionError) -> Value) {
+        self.key = key
+        self.resolve = resolve
+    }
+}
+
+@usableFromInline
+enum Autowiring {
+    /// The resolution of a parameter of type `Value`: `require`, or for a type with its own rule (an
+    /// `Optional`) that rule.
+    @inlinable
+    static func parameter<Value>(_ type: Value.Type) -> AutowiredParameter<Value> {
+        if let special = Value.self as? any Autowirable.Type {
+            return special.autowiredParameter(Value.self)
+        }
+        return AutowiredParameter(key: ServiceKey(service: Value.self)) { scope throws(ResolutionError) in
+            try scope.resolveInstance(Value.self, ())
+        }
+    }
+}
+
+/// A parameter type that autowiring resolves by a rule of its own.
+@usableFromInline
+protocol Autowirable {
+    /// The parameter for `Value`, which is `Self` (passed so that the result needs no cast).
+    static func autowiredParameter<Value>(_ type: Value.Type) -> AutowiredParameter<Value>
+}
+
+extension Optional: Autowirable {
+    @usableFromInline
+    static func autowiredParameter<Value>(_ type: Value.Type) -> AutowiredParameter<Value> {
+        let key = ServiceKey(service: Wrapped.self)
+        return AutowiredParameter(key: key) { scope throws(ResolutionError) in
+            let wrapped: Wrapped?
+            do throws(ResolutionError) {
+                wrapped = try scope.resolveInstance(Wrapped.self, ())
+            } catch where error.code == .notRegistered && error.requested == key {
+                // Only the parameter's own type missing means nil; a failure deeper down is an error.
+                wrapped = nil
+            }
+            // `Value` is `Self`, that is `Wrapped?`.
+            return unsafeBitCast(wrapped, to: Value.self)
+        }
+    }
+}
+
+/// The factory error of an implementation type that is not the registered service.
+struct NotAnImplementation: Error, CustomStringConvertible {
+    let implementation: Any.Type
+    let service: Any.Type
+
+    var description: String {
+        "\(implementation) is not a \(service); register an implementation type that conforms to it"
+    }
+}
