@@ -96,9 +96,18 @@ enum Autowiring {
         if let special = Value.self as? any Autowirable.Type {
             return special.autowiredParameter(Value.self)
         }
-        return AutowiredParameter(key: ServiceKey(service: Value.self)) { scope throws(ResolutionError) in
+        return AutowiredParameter(key: dependency(Value.self)) { scope throws(ResolutionError) in
             try scope.resolveInstance(Value.self, ())
         }
+    }
+}
+
+extension Autowiring {
+    /// What a parameter of type `Value` depends on: the type itself, or the service a wrapper (`Lazy`,
+    /// `Provider`, `WeakReference`, an array) wraps.
+    @usableFromInline
+    static func dependency<Value>(_ type: Value.Type) -> ServiceKey {
+        (Value.self as? any ImplicitService.Type)?.wrappedService ?? ServiceKey(service: Value.self)
     }
 }
 

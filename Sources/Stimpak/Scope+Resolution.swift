@@ -206,6 +206,7 @@ extension Scope {
         registry.publishTableIfNeeded()
         guard let entry = registry.entries[requested] else {
             lock.unlock()
+            if let implicit = try implicitInstance(Service.self, arguments, key: key) { return implicit }
             throw failure(.notRegistered, requested)
         }
         if entry.hasScopeLocals {
@@ -220,10 +221,22 @@ extension Scope {
         }
         guard let registration = entry.registration else {
             lock.unlock()
+            if let implicit = try implicitInstance(Service.self, arguments, key: key) { return implicit }
             throw failure(.notRegistered, requested)
         }
         // The registry key holds the identities of `Service` and `Args`, so this is the registration's type.
         return try resolveRegistered(unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), arguments)
+    }
+
+    /// A wrapper that resolves without being registered (``Lazy``, ``Provider``, ``WeakReference``, an
+    /// array of every registration), or nil. Call without the lock.
+    private func implicitInstance<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service? {
+        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self),
+              let wrapper = Service.self as? any ImplicitService.Type
+        else { return nil }
+        return try wrapper.implicitInstance(from: self, key: key) as? Service
     }
 
     /// The locked path for a reused registration the lock-free path found without an instance: it goes

@@ -1,0 +1,210 @@
+/// A service type that every scope resolves without a registration, from the registration of the service it
+/// wraps: ``Lazy``, ``Provider``, ``WeakReference``, and an array of every registration of a service.
+protocol ImplicitService {
+    /// The wrapped service: what an autowired parameter of this type depends on.
+    static var wrappedService: ServiceKey { get }
+    /// The wrapper for the wrapped service under `key`, resolved from `scope`.
+    static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self
+}
+
+/// A `Service` resolved on first access, from the scope the `Lazy` was resolved in, and then kept.
+///
+/// Every scope resolves `Lazy<T>` for a registered `T` without registering it, and an autowired
+/// parameter may be one:
+///
+/// ```swift
+/// container.autowire(ReportScreen.self) { (exporter: Lazy<PDFExporter>) in ReportScreen(exporter) }
+/// let pdf = try screen.exporter.value   // made now, once
+/// ```
+/// When threads read `value` for the first time at once, each may resolve, and all get the first instance
+/// kept (for a reused service they are the same anyway): no lock is held while a factory runs.
+public final class Lazy<Service>: @unchecked Sendable {  // `instance` is guarded by `lock`
+    private let scope: Scope
+    private let key: AnyHashable?
+    private let lock = Lock()
+    private var instance: Service?
+
+    init(scope: Scope, key: AnyHashable?) {
+        self.scope = scope
+        self.key = key
+    }
+
+    /// The instance: resolved on first access, then the same one.
+    /// - Throws: ``ResolutionError`` when it cannot be resolved (then the next access tries again).
+    public var value: Service {
+        get throws(ResolutionError) {
+            if let instance = lock.withLock({ instance }) { return instance }
+            let resolved: Service = try scope.require(Service.self, key: key)
+            return lock.withLock {
+                if let instance { return instance }
+                instance = resolved
+                return resolved
+            }
+        }
+    }
+}
+
+extension Lazy: ImplicitService {
+    static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }
+
+    static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
+        Self(scope: scope, key: key)
+    }
+}
+
+/// Resolves a new `Service` on each call, from the scope the `Provider` was resolved in: for a
+/// transient made on demand, or a service with runtime arguments.
+///
+/// ```swift
+/// container.autowire(OrderImporter.self) { (makeOrder: Provider<Order>) in OrderImporter(makeOrder) }
+/// let order = try makeOrder()               // a registration without arguments
+/// let line = try makeLine(("SKU-1", 3))     // Provider<OrderLine>, registered with (String, Int)
+/// ```
+public struct Provider<Service>: @unchecked Sendable {
+    // Unchecked only for `key`, an `AnyHashable`: keys are documented to be immutable values.
+    private let scope: Scope
+    private let key: AnyHashable?
+
+    init(scope: Scope, key: AnyHashable?) {
+        self.scope = scope
+        self.key = key
+    }
+
+    /// Resolves the service registered without runtime arguments.
+    /// - Throws: ``ResolutionError``.
+    public func callAsFunction() throws(ResolutionError) -> Service {
+        try scope.require(Service.self, key: key)
+    }
+
+    /// Resolves the service registered with runtime arguments of type `Args`.
+    /// - Parameter arguments: One argument, or a tuple of several.
+    /// - Throws: ``ResolutionError``.
+    public func callAsFunction<Args>(_ arguments: Args) throws(ResolutionError) -> Service {
+        try scope.require(Service.self, arguments, key: key)
+    }
+}
+
+extension Provider: ImplicitService {
+    static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }
+
+    static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
+        Self(scope: scope, key: key)
+    }
+}
+
+/// A weak reference to a `Service`, resolved on first access: the way to close a cycle of references
+/// (Kraken's `injectWeak`).
+///
+/// ```swift
+/// container.register(Parent.self, reuse: .singleton) { scope in Parent(child: try scope.require(Child.self)) }
+/// container.autowire(Child.self) { (parent: WeakReference<Parent>) in Child(parent: parent) }
+/// try child.parent.value   // the Parent, resolved when first read, held weakly
+/// ```
+/// Resolving `Parent` while `Parent` is being made would be a cycle, so the reference resolves on first
+/// access (by then the parent is made and cached) and keeps only a weak reference, so no cycle of strong
+/// references keeps either alive.
+public final class WeakReference<Service: AnyObject>: @unchecked Sendable {  // state guarded by `lock`
+    private let scope: Scope
+    private let key: AnyHashable?
+    private let lock = Lock()
+    private weak var object: Service?
+    private var isResolved = false
+
+    init(scope: Scope, key: AnyHashable?) {
+        self.scope = scope
+        self.key = key
+    }
+
+    /// The instance: resolved on first access; nil once it has been released.
+    /// - Throws: ``ResolutionError`` when the first access cannot resolve it (the next access tries again).
+    public var value: Service? {
+        get throws(ResolutionError) {
+            let (object, isResolved) = lock.withLock { (self.object, self.isResolved) }
+            if isResolved { return object }
+            let resolved: Service = try scope.require(Service.self, key: key)
+            return lock.withLock {
+                if !self.isResolved {
+                    self.object = resolved
+                    self.isResolved = true
+                }
+                return self.object
+            }
+        }
+    }
+}
+
+extension WeakReference: ImplicitService {
+    static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }
+
+    static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
+        Self(scope: scope, key: key)
+    }
+}
+
+extension Array: ImplicitService {
+    static var wrappedService: ServiceKey { ServiceKey(service: Element.self) }
+
+    /// Every registration of `Element` without runtime arguments, under every key (`key` is ignored), in
+    /// registration order.
+    static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
+        try scope.requireAll(Element.self)
+    }
+}
+
+extension Resolving {
+    /// Resolves every registration of `Service` without runtime arguments, under every key, in registration
+    /// order (DryIoc's `ResolveMany`); registrations that fail are left out.
+    ///
+    /// ```swift
+    /// container.register(Plugin.self, key: "pdf") { PDFPlugin() }
+    /// container.register(Plugin.self, key: "csv") { CSVPlugin() }
+    /// let plugins = container.resolveAll(Plugin.self)   // [PDFPlugin, CSVPlugin]
+    /// ```
+    /// `[Service]` resolves the same way, also as an autowired parameter (with ``requireAll(_:fileID:line:)``).
+    /// - Parameter type: The service type.
+    /// - Returns: The instances; empty when nothing is registered.
+    public func resolveAll<Service>(_ type: Service.Type = Service.self) -> [Service] {
+        resolutionScope.registrationKeys(of: Service.self).compactMap {
+            try? resolutionScope.resolveInstance(Service.self, (), key: $0.key)
+        }
+    }
+
+    /// Resolves every registration of `Service` without runtime arguments, under every key, in registration
+    /// order, or throws the first failure.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
+    /// - Returns: The instances; empty when nothing is registered.
+    /// - Throws: ``ResolutionError``.
+    public func requireAll<Service>(
+        _ type: Service.Type = Service.self, fileID: String = #fileID, line: Int = #line
+    ) throws(ResolutionError) -> [Service] {
+        var instances: [Service] = []
+        for key in resolutionScope.registrationKeys(of: Service.self) {
+            do {
+                instances.append(try resolutionScope.resolveInstance(Service.self, (), key: key.key))
+            } catch {
+                throw resolutionScope.explained(error, fileID: fileID, line: line)
+            }
+        }
+        return instances
+    }
+}
+
+extension Scope {
+    /// The keys of the registrations of `Service` without runtime arguments, in registration order.
+    func registrationKeys<Service>(of type: Service.Type) -> [ServiceKey] {
+        registry.lock.withLock {
+            registry.entries.values.compactMap { entry -> (any Registration)? in
+                guard let registration = entry.registration,
+                      ObjectIdentifier(registration.serviceKey.service) == ObjectIdentifier(Service.self),
+                      !registration.serviceKey.hasArguments
+                else { return nil }
+                return registration
+            }
+            .sorted { $0.index < $1.index }
+            .map(\.serviceKey)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Testing
+import Stimpak
+
+/// `Lazy`, `Provider`, `WeakReference` and `resolveAll` / `[T]`: resolvable without registering them.
+@Suite struct WrapperTests {
+    protocol Plugin: Sendable {
+        var name: String { get }
+    }
+    struct NamedPlugin: Plugin {
+        let name: String
+    }
+
+    @Test func lazyResolvesOnFirstAccessOnceFromItsScope() throws {
+        let made = Counter()
+        let container = Container()
+        container.register(Foo.self, reuse: .inScope) { () -> Foo in
+            made.increment()
+            return Foo()
+        }
+        let scope = container.openScope("screen")
+        let lazy = try scope.require(Lazy<Foo>.self)
+        #expect(made.value == 0, "nothing made yet")
+        let first = try lazy.value
+        #expect(try lazy.value === first)
+        #expect(made.value == 1)
+        #expect(try scope.require(Foo.self) === first, "from the scope it was resolved in")
+    }
+
+    @Test func lazyOfAMissingServiceThrowsOnAccess() throws {
+        let container = Container()
+        let lazy = try container.require(Lazy<Foo>.self)
+        let error = #expect(throws: ResolutionError.self) { try lazy.value }
+        #expect(error?.code == .notRegistered)
+        #expect(error?.requested == ServiceKey(service: Foo.self))
+    }
+
+    @Test func providerResolvesAnewOnEachCallWithOrWithoutArguments() throws {
+        let container = Container()
+        container.register(Foo.self) { Foo() }
+        container.register(Person.self, { (first: String, last: String) -> Person in Person(first, last) })
+        container.register(Foo.self, key: "keyed") { Foo() }
+        let makeFoo = try container.require(Provider<Foo>.self)
+        #expect(try makeFoo() !== makeFoo())
+        let makePerson = try container.require(Provider<Person>.self)
+        #expect(try makePerson(("Ada", "Lovelace")).last == "Lovelace")
+        let keyed = try container.require(Provider<Foo>.self, key: "keyed")
+        #expect(try keyed() !== keyed())
+    }
+
+    @Test func weakReferenceClosesACycleAndLeaksNothing() throws {
+        final class Parent: Sendable {
+            let child: Child
+            init(child: Child) { self.child = child }
+        }
+        final class Child: Sendable {
+            let parent: WeakReference<Parent>
+            init(parent: WeakReference<Parent>) { self.parent = parent }
+        }
+        weak var released: Parent?
+        do {
+            let container = Container()
+            container.register(Parent.self, reuse: .singleton) { (scope: Scope) in Parent(child: try scope.require(Child.self)) }
+            container.autowire(Child.self, Child.init)
+            let parent = try container.require(Parent.self)
+            #expect(try parent.child.parent.value === parent)
+            released = parent
+        }
+        #expect(released == nil, "no strong cycle: the container's release frees both")
+    }
+
+    @Test func everyRegistrationInRegistrationOrder() throws {
+        let container = Container()
+        container.register((any Plugin).self, key: "pdf") { NamedPlugin(name: "pdf") as any Plugin }
+        container.register((any Plugin).self) { NamedPlugin(name: "default") as any Plugin }
+        container.register((any Plugin).self, key: 3) { NamedPlugin(name: "three") as any Plugin }
+        container.register((any Plugin).self, { (name: String) -> any Plugin in NamedPlugin(name: name) })
+        #expect(container.resolveAll((any Plugin).self).map(\.name) == ["pdf", "default", "three"])
+        #expect(try container.requireAll((any Plugin).self).count == 3)
+        #expect(try container.require([any Plugin].self).map(\.name) == ["pdf", "default", "three"])
+        #expect(container.resolveAll(Foo.self).isEmpty)
+    }
+
+    @Test func wrappersAreAutowiredParameters() throws {
+        final class Screen: Sendable {
+            let exporter: Lazy<Foo>
+            let makePerson: Provider<Person>
+            let plugins: [any Plugin]
+            init(exporter: Lazy<Foo>, makePerson: Provider<Person>, plugins: [any Plugin]) {
+                self.exporter = exporter
+                self.makePerson = makePerson
+                self.plugins = plugins
+            }
+        }
+        let container = Container()
+        container.register(Foo.self, reuse: .singleton) { Foo() }
+        container.register(Person.self, { (name: String) -> Person in Person(name, "") })
+        container.register((any Plugin).self, key: 1) { NamedPlugin(name: "one") as any Plugin }
+        let registration = container.autowire(Screen.self, Screen.init)
+        #expect(registration.dependencies == [
+            ServiceKey(service: Foo.self), ServiceKey(service: Person.self), ServiceKey(service: (any Plugin).self),
+        ])
+        let screen = try container.require(Screen.self)
+        #expect(try screen.exporter.value === container.require(Foo.self))
+        #expect(try screen.makePerson("Ada").first == "Ada")
+        #expect(screen.plugins.map(\.name) == ["one"])
+    }
+}
