@@ -18,6 +18,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case noMatchingScope
             case eagerSingletonWithArguments
             case weakValueType
+            case captiveDependency
         }
 
         let base: Base
@@ -42,6 +43,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         public static let eagerSingletonWithArguments = Code(base: .eagerSingletonWithArguments)
         /// A `.weak` registration's factory made a value (struct, enum), which cannot be referenced weakly.
         public static let weakValueType = Code(base: .weakValueType)
+        /// A long-lived service (a singleton) resolved a shorter-lived one (`.inScope`, `.scopedTo`), which it
+        /// would keep past the end of its scope.
+        public static let captiveDependency = Code(base: .captiveDependency)
 
         public var description: String {
             switch base {
@@ -54,6 +58,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case .noMatchingScope: return "noMatchingScope"
             case .eagerSingletonWithArguments: return "eagerSingletonWithArguments"
             case .weakValueType: return "weakValueType"
+            case .captiveDependency: return "captiveDependency"
             }
         }
     }
@@ -82,8 +87,12 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     public internal(set) var creatorWaitingFor: ServiceKey?
     /// For ``Code/waitTimedOut``: the limit that expired.
     public internal(set) var waitLimit: WaitLimit?
-    /// For ``Code/noMatchingScope``: the registration's reuse, which names the scope it wants.
+    /// For ``Code/noMatchingScope`` and ``Code/captiveDependency``: the requested registration's reuse.
     public internal(set) var reuse: Reuse?
+    /// For ``Code/captiveDependency``: the long-lived registration that would capture the service.
+    public internal(set) var captor: ServiceKey?
+    /// For ``Code/captiveDependency``: the captor's reuse.
+    public internal(set) var captorReuse: Reuse?
     /// For ``Code/noMatchingScope``: the keys of the scopes searched, from the resolving one to the root
     /// (nil for the root).
     public internal(set) var searchedScopeKeys: [AnyHashable?] = []
@@ -164,6 +173,15 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
                 text += " (A singleton's factory resolves from the root, so it cannot depend on a scoped service.)"
             }
             text += " Fix: resolve it from \(wanted) or a scope opened below one, or register it with another reuse."
+        case .captiveDependency:
+            let captorName = captor?.description ?? "a singleton"
+            text = "Stimpak refused to let \(captorName) (\(captorReuse?.description ?? ".singleton")) depend on"
+            text += " \(requested.description) (\(reuse?.description ?? ".inScope")): it would keep that one instance for the"
+            text += " whole container, long after the scope it belongs to is gone (a captive dependency)."
+            text += pathSuffix
+            text += " Fix: give \(captorName) a shorter reuse, take a Provider<\(String(describing: requested.service))> or"
+            text += " Lazy<\(String(describing: requested.service))> and resolve it when needed from the right scope, or, if"
+            text += " this is meant, call .allowCaptiveDependencies() on \(captorName)'s registration."
         case .weakValueType:
             text = "Stimpak cannot keep \(requested.description) weakly: it is registered .weak, but its factory made a"
             text += " value, not a class instance, and only class instances can be referenced weakly."

@@ -148,6 +148,8 @@ extension Scope {
             boxBits = rootWord.load()
         case .scoped:
             if parent == nil {
+                // Inside a factory, the locked path checks that no singleton captures the root's instance.
+                if stimpak_thread_get().pointee.depth != 0 { return .locked }
                 boxBits = rootWord.load()
             } else {
                 let index = bucket.pointee.index
@@ -260,6 +262,15 @@ extension Scope {
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
+        if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
+           let captor = ResolutionContext.current.captor() {
+            lock.unlock()
+            var error = failure(.captiveDependency, resolver.serviceKey)
+            error.reuse = resolver.reuse
+            error.captor = captor.serviceKey
+            error.captorReuse = captor.reuse
+            throw error
+        }
         let owner: Scope
         switch resolver.reuse.kind {
         case .transient:

@@ -31,6 +31,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var onResolved: (@Sendable (Scope, Service) throws -> Void)?
     var onDispose: (@Sendable (Service) throws -> Void)?
     private var declaredDependencies: [ServiceKey]?
+    var allowsCaptiveDependencies = false
     /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
     /// a ``Slot``, or an ``InstanceCache`` once the registration has a comparator.
     var rootCache: AnyObject?
@@ -140,6 +141,22 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     @discardableResult
     public func resolved(_ callback: @escaping @Sendable (Scope, Service) throws -> Void) -> Self {
         change { onResolved = callback }
+        return self
+    }
+
+    /// Lets this long-lived registration (a singleton, a weak one) depend on scoped services, which Stimpak
+    /// otherwise refuses with ``ResolutionError/Code/captiveDependency``.
+    ///
+    /// The singleton then keeps the instance it got (the root scope's, for an `.inScope` service) for as long
+    /// as it lives: use it only when that is what you mean.
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func allowCaptiveDependencies() -> Self {
+        if let registry {
+            registry.lock.withLock { allowsCaptiveDependencies = true }
+        } else {
+            allowsCaptiveDependencies = true
+        }
         return self
     }
 

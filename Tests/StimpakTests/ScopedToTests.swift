@@ -79,10 +79,21 @@ import Stimpak
         }
         let session = container.openScope(SessionID(value: 1))
         let error = #expect(throws: ResolutionError.self) { try session.require(Clock.self) }
-        #expect(error?.code == .noMatchingScope)
+        #expect(error?.code == .captiveDependency)
         #expect(error?.pathDescription == "Clock → Foo")
-        #expect(error?.description.contains("a key of type SessionID") == true)
-        #expect(error?.description.contains("singleton's factory resolves from the root") == true)
+
+        // Allowed to capture, it still finds no session scope from the root, and is told why.
+        let allowed = Container()
+        allowed.register(Foo.self, reuse: .scopedTo(SessionID.self)) { Foo() }
+        allowed.register(Clock.self, reuse: .singleton) { (scope: Scope) -> Clock in
+            _ = try scope.require(Foo.self)
+            return Clock()
+        }
+        .allowCaptiveDependencies()
+        let noScope = #expect(throws: ResolutionError.self) { try allowed.openScope(SessionID(value: 1)).require(Clock.self) }
+        #expect(noScope?.code == .noMatchingScope)
+        #expect(noScope?.description.contains("a key of type SessionID") == true)
+        #expect(noScope?.description.contains("singleton's factory resolves from the root") == true)
     }
 
     @Test func madeExactlyOnceWhenManyScopesBelowAskAtOnce() {

@@ -6,6 +6,9 @@ protocol Registration: AnyObject, Sendable {
     var index: Int { get }
     /// The published instance of the root scope's cache (an unretained `InstanceBox`), or 0.
     var rootWord: AtomicWord { get }
+    /// Whether it may depend on shorter-lived services (``ServiceResolver/allowCaptiveDependencies()``).
+    /// Call with the lock held.
+    var allowsCaptiveDependencies: Bool { get }
     /// How the lock-free path serves it, or nil when only the locked path can. Call with the lock held.
     var route: LookupTable.Route? { get }
     /// Resolves it from `root` with no runtime arguments, for ``Container/makeEagerSingletons()``.

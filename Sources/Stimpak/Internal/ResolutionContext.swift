@@ -114,6 +114,25 @@ final class ResolutionContext {
         }
     }
 
+    /// The registration on the path, outermost first, that would capture a scoped service resolved now: one
+    /// that lives container-wide (a singleton, a weak one) and does not allow captive dependencies; with
+    /// its key and reuse. Call with the container's lock held (it reads registration settings).
+    func captor() -> (any Registration)? {
+        guard let path = state.pointee.path else { return nil }
+        for index in 0..<Int(state.pointee.depth) {
+            guard let pointer = path[index],
+                  let registration = Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? any Registration
+            else { continue }
+            switch registration.reuse.kind {
+            case .singleton, .weak:
+                if !registration.allowsCaptiveDependencies { return registration }
+            case .transient, .graph, .inScope, .scopedTo:
+                break
+            }
+        }
+        return nil
+    }
+
     /// Pushes `registration` unless that would close a cycle or nest too deep.
     @inlinable @inline(__always)
     static func enter(_ registration: AnyObject, _ state: UnsafeMutablePointer<stimpak_thread_state>) throws(ResolutionError) {
