@@ -19,6 +19,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case eagerSingletonWithArguments
             case weakValueType
             case captiveDependency
+            case disposableTransient
         }
 
         let base: Base
@@ -46,6 +47,8 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         /// A long-lived service (a singleton) resolved a shorter-lived one (`.inScope`, `.scopedTo`), which it
         /// would keep past the end of its scope.
         public static let captiveDependency = Code(base: .captiveDependency)
+        /// A `.transient` registration made a `Disposable` instance, which nobody would dispose.
+        public static let disposableTransient = Code(base: .disposableTransient)
 
         public var description: String {
             switch base {
@@ -59,6 +62,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case .eagerSingletonWithArguments: return "eagerSingletonWithArguments"
             case .weakValueType: return "weakValueType"
             case .captiveDependency: return "captiveDependency"
+            case .disposableTransient: return "disposableTransient"
             }
         }
     }
@@ -182,6 +186,13 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text += " Fix: give \(captorName) a shorter reuse, take a Provider<\(String(describing: requested.service))> or"
             text += " Lazy<\(String(describing: requested.service))> and resolve it when needed from the right scope, or, if"
             text += " this is meant, call .allowCaptiveDependencies() on \(captorName)'s registration."
+        case .disposableTransient:
+            text = "Stimpak refused a \(requested.description): it is Disposable and registered .transient, so nobody"
+            text += " would dispose it (Stimpak disposed the instance it made)."
+            text += pathSuffix
+            text += " Fix: register it .inScope or .singleton so that its scope disposes it, call"
+            text += " .trackDisposableTransients() on the registration to have the resolving scope dispose each"
+            text += " instance with itself, or .allowDisposableTransient() if the caller disposes it."
         case .weakValueType:
             text = "Stimpak cannot keep \(requested.description) weakly: it is registered .weak, but its factory made a"
             text += " value, not a class instance, and only class instances can be referenced weakly."

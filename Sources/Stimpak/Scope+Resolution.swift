@@ -178,10 +178,43 @@ extension Scope {
         let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration)
         if isCycle { throw ResolutionContext.current.pathError(.dependencyCycle, resolver.takeUnretainedValue()) }
         defer { ResolutionContext.leave(thread) }
+        let instance: Service
         do {
-            return try resolver._withUnsafeGuaranteedRef { try $0.factory(self, arguments) }
+            instance = try resolver._withUnsafeGuaranteedRef { try $0.factory(self, arguments) }
         } catch {
             throw factoryFailure(error, of: resolver._withUnsafeGuaranteedRef { $0.serviceKey }, context: .current)
+        }
+        guard resolver._withUnsafeGuaranteedRef({ $0.isDisposable(instance) }) else { return instance }
+        return try admitDisposableTransient(instance, of: resolver.takeUnretainedValue())
+    }
+
+    /// Hands out, or has this scope track, or disposes and refuses a `Disposable` instance of a transient,
+    /// as its registration says. Called with the lock released.
+    @usableFromInline
+    func admitDisposableTransient<Service, Args>(
+        _ instance: Service, of resolver: ServiceResolver<Service, Args>
+    ) throws(ResolutionError) -> Service {
+        let lock = registry.lock
+        lock.lock()
+        switch resolver.disposableTransients {
+        case .allowed:
+            lock.unlock()
+            return instance
+        case .tracked:
+            let record = DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: resolver.onDispose)
+            guard !isDisposedValue else {
+                lock.unlock()
+                try? record?.dispose()
+                throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: key)
+            }
+            if let record { disposals.append(record) }
+            lock.unlock()
+            return instance
+        case .refused:
+            lock.unlock()
+            // Made here and refused here: nothing else would dispose it.
+            try? resolver.disposable(instance)?.dispose()
+            throw failure(.disposableTransient, resolver.serviceKey)
         }
     }
 
@@ -276,7 +309,9 @@ extension Scope {
         case .transient:
             let onResolved = resolver.onResolved
             lock.unlock()
-            return try make(resolver, arguments, in: self, onResolved: onResolved, context: .current)
+            let instance = try make(resolver, arguments, in: self, onResolved: onResolved, context: .current)
+            guard resolver.isDisposable(instance) else { return instance }
+            return try admitDisposableTransient(instance, of: resolver)
         case .graph:
             return try resolveGraph(resolver, arguments)
         case .singleton, .weak:
@@ -662,7 +697,7 @@ extension Scope {
 extension DisposalRecord {
     /// The record for a new cached instance, or nil when it has neither an `onDispose` hook nor `Disposable`.
     init?<Service, Args>(
-        for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot,
+        for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot?,
         onDispose: (@Sendable (Service) throws -> Void)?
     ) {
         if let onDispose {

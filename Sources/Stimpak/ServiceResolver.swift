@@ -32,6 +32,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var onDispose: (@Sendable (Service) throws -> Void)?
     private var declaredDependencies: [ServiceKey]?
     var allowsCaptiveDependencies = false
+    /// What happens to a `Disposable` instance of a transient: refused unless tracked or allowed.
+    var disposableTransients: DisposableTransients = .refused
     /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
     /// a ``Slot``, or an ``InstanceCache`` once the registration has a comparator.
     var rootCache: AnyObject?
@@ -144,6 +146,34 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         return self
     }
 
+    /// Has the resolving scope keep every `Disposable` instance of this transient registration and dispose
+    /// it when the scope is disposed (DryIoc's `trackDisposableTransient`).
+    ///
+    /// Without it (or ``allowDisposableTransient()``), a transient whose instance is `Disposable` fails with
+    /// ``ResolutionError/Code/disposableTransient``, since nobody would dispose it. The scope holds each
+    /// instance until it is disposed: use it for scopes that end (requests, screens).
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func trackDisposableTransients() -> Self {
+        change { disposableTransients = .tracked }
+        return self
+    }
+
+    /// Lets this transient registration make `Disposable` instances that nobody disposes: the caller
+    /// disposes them (DryIoc's `allowDisposableTransient`).
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func allowDisposableTransient() -> Self {
+        change { disposableTransients = .allowed }
+        return self
+    }
+
+    /// Whether `instance` is `Disposable` (the check is remembered per dynamic type).
+    @usableFromInline
+    func isDisposable(_ instance: Service) -> Bool {
+        disposable(instance) != nil
+    }
+
     /// Lets this long-lived registration (a singleton, a weak one) depend on scoped services, which Stimpak
     /// otherwise refuses with ``ResolutionError/Code/captiveDependency``.
     ///
@@ -188,7 +218,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var route: LookupTable.Route? {
         switch reuse.kind {
         case .transient:
-            return onResolved == nil ? .transient : nil
+            return onResolved == nil && disposableTransients != .tracked ? .transient : nil
         case .graph:
             return nil
         case .singleton, .inScope, .scopedTo, .weak:
@@ -235,4 +265,14 @@ struct HashableArguments<each Value: Hashable>: Hashable {
             hasher.combine(value)
         }
     }
+}
+
+/// What happens to a `Disposable` instance of a transient registration.
+enum DisposableTransients {
+    /// Disposed at once and refused with ``ResolutionError/Code/disposableTransient``: nobody would dispose it.
+    case refused
+    /// Kept by the resolving scope and disposed with it.
+    case tracked
+    /// Handed out; the caller disposes it.
+    case allowed
 }

@@ -68,7 +68,8 @@ final class Logger: Disposable, Sendable {
     func dispose() { events.record(requestID, "Logger flushed") }
 }
 
-/// Transient: a new handler for every request.
+/// Transient: a new handler for every request. It is `Disposable`, so its registration has the request's
+/// scope track it (`trackDisposableTransients()`); a disposable transient nobody disposes is refused.
 final class OrderHandler: Disposable, Sendable {
     let session: DatabaseSession
     let logger: Logger
@@ -82,7 +83,7 @@ final class OrderHandler: Disposable, Sendable {
         logger.log("GET \(request.path)")
         return "order \(request.id)"
     }
-    func dispose() {}
+    func dispose() { logger.log("OrderHandler done") }
 }
 
 /// Records what happens to one request (the one being traced), from any thread.
@@ -139,6 +140,7 @@ container.register(OrderHandler.self) { scope in
         session: try scope.require(DatabaseSession.self), logger: try scope.require(Logger.self),
         cart: try scope.require(ShoppingCart.self))
 }
+.trackDisposableTransients()
 
 // MARK: - Serving
 

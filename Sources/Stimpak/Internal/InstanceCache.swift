@@ -87,8 +87,9 @@ enum ArgumentMatching<Args> {
 /// A cached instance's disposal, recorded when it is created.
 struct DisposalRecord {
     let key: ServiceKey
-    /// The slot the instance was cached in, to find the record again if the instance is evicted.
-    let slot: Slot
+    /// The slot the instance was cached in, to find the record again if the instance is evicted; nil for
+    /// a tracked transient.
+    let slot: Slot?
     let dispose: () throws -> Void
 }
 
