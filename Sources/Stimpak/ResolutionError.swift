@@ -97,6 +97,11 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     public internal(set) var captor: ServiceKey?
     /// For ``Code/captiveDependency``: the captor's reuse.
     public internal(set) var captorReuse: Reuse?
+    /// For ``Code/notRegistered``: a value of the service was put into some scope with `provide`, one that
+    /// the resolving scope does not see.
+    var isProvidedElsewhere = false
+    /// For ``Code/notRegistered``: it was resolved from the container's root scope.
+    var resolvedFromRoot = false
     /// For ``Code/noMatchingScope``: the keys of the scopes searched, from the resolving one to the root
     /// (nil for the root).
     public internal(set) var searchedScopeKeys: [AnyHashable?] = []
@@ -140,8 +145,17 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
                 text += registeredAlternatives.map(\.description).joined(separator: ", ") + "."
             }
             text += pathSuffix
-            text += " Fix: register it, e.g. container.register(\(String(describing: requested.service)).self) { ... }"
-            text += ", or resolve with the key and argument types of an existing registration."
+            if isProvidedElsewhere {
+                text += " A value of it was put into a scope with provide(_:), but it is resolved from"
+                text += resolvedFromRoot
+                    ? " the container's root scope, where that value is not visible (a singleton's factory resolves from the root)."
+                    : " a scope that is not that one or below it."
+                text += " Fix: make the service that needs it .inScope or .scopedTo(...), so that it resolves from the"
+                text += " scope that holds the value, or register \(String(describing: requested.service)) itself."
+            } else {
+                text += " Fix: register it, e.g. container.register(\(String(describing: requested.service)).self) { ... }"
+                text += ", or resolve with the key and argument types of an existing registration."
+            }
         case .dependencyCycle:
             text = "Stimpak found a dependency cycle while resolving \(requested.description): \(pathDescription)."
             text += " Fix: break the cycle, e.g. let one side receive the other after creation in a"

@@ -257,7 +257,11 @@ extension Scope {
         guard let registration = entry.registration else {
             lock.unlock()
             if let implicit = try implicitInstance(Service.self, arguments, key: key) { return implicit }
-            throw failure(.notRegistered, requested)
+            var error = failure(.notRegistered, requested)
+            // Only `provide` made the entry: a value exists, in a scope this one does not see.
+            error.isProvidedElsewhere = entry.hasScopeLocals
+            error.resolvedFromRoot = parent == nil
+            throw error
         }
         // The registry key holds the identities of `Service` and `Args`, so this is the registration's type.
         return try resolveRegistered(unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), arguments)

@@ -156,4 +156,22 @@ final class B: @unchecked Sendable { init(_ a: A?) {} }
         let failures = container.dispose()
         #expect(failures.map(\.description) == ["Disposing Foo threw: boom. The other instances were still disposed."])
     }
+
+    @Test func providedValueWantedByASingletonSaysWhyItIsNotSeen() {
+        struct Request: Sendable { let id: Int }
+        final class Audit: Sendable {
+            init(_ request: Request) {}
+        }
+        let container = Container()
+        container.autowire(Audit.self, reuse: .singleton, Audit.init)
+        let scope = container.openScope("request")
+        scope.provide(Request(id: 1))
+        let error = #expect(throws: ResolutionError.self) { try scope.require(Audit.self) }
+        #expect(error?.code == .notRegistered)
+        let message = error?.description ?? ""
+        #expect(message.contains("A value of it was put into a scope with provide(_:)"))
+        #expect(message.contains("the container's root scope"))
+        #expect(message.contains("Fix: make the service that needs it .inScope"))
+        #expect(!message.contains("Fix: register it, e.g."))
+    }
 }
