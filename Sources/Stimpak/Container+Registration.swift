@@ -171,6 +171,9 @@ extension Container {
             let resolver = ServiceResolver(
                 key: key, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
                 disposesInstances: disposesInstances, factory: factory)
+            for decorator in registry.decorators where decorator.applies(to: resolver.serviceKey) {
+                resolver.attach(decorator)
+            }
             if let existing = registry.entries[resolver.serviceKey]?.registration {
                 guard try policy.resolveConflict(resolver.serviceKey) else { return resolver }
                 registry.retire(existing)

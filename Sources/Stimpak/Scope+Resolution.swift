@@ -312,8 +312,10 @@ extension Scope {
         switch resolver.reuse.kind {
         case .transient:
             let onResolved = resolver.onResolved
+            let decorators = resolver.decorators
             lock.unlock()
-            let instance = try make(resolver, arguments, in: self, onResolved: onResolved, context: .current)
+            let instance = try make(
+                resolver, arguments, in: self, decorators: decorators, onResolved: onResolved, context: .current)
             guard resolver.isDisposable(instance) else { return instance }
             return try admitDisposableTransient(instance, of: resolver)
         case .graph:
@@ -374,12 +376,13 @@ extension Scope {
     ) throws(ResolutionError) -> Service {
         let context = ResolutionContext.current
         let onResolved = resolver.onResolved
+        let decorators = resolver.decorators
         registry.lock.unlock()
         if let box = context.graphInstance(resolver.index) {
             // Kept by index, which names this registration, whose service type is `Service`.
             return unsafeDowncast(box, to: InstanceBox<Service>.self).value
         }
-        let instance = try make(resolver, arguments, in: self, onResolved: nil, context: context)
+        let instance = try make(resolver, arguments, in: self, decorators: decorators, onResolved: nil, context: context)
         context.keepGraphInstance(resolver.boxType.init(instance), index: resolver.index)
         if let onResolved {
             do {
@@ -552,10 +555,11 @@ extension Scope {
                 slot.state = .creating(context)
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
+                let decorators = resolver.decorators
                 lock.unlock()
                 return try make(
-                    resolver, arguments, in: owner, into: slot, onResolved: onResolved, onDispose: onDispose,
-                    context: context, publishes: publishes)
+                    resolver, arguments, in: owner, into: slot, decorators: decorators, onResolved: onResolved,
+                    onDispose: onDispose, context: context, publishes: publishes)
             }
         }
     }
@@ -568,6 +572,7 @@ extension Scope {
         _ arguments: Args,
         in owner: Scope,
         into slot: Slot,
+        decorators: [Decorator<Service>],
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: (@Sendable (Service) throws -> Void)?,
         context: ResolutionContext,
@@ -576,7 +581,7 @@ extension Scope {
         let lock = registry.lock
         let instance: Service
         do {
-            instance = try make(resolver, arguments, in: owner, onResolved: nil, context: context)
+            instance = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
         } catch {
             lock.withLock { slot.settle(.empty) }?.finish()
             throw error
@@ -654,20 +659,23 @@ extension Scope {
         return flight
     }
 
-    /// Runs a registration's factory (and, for a transient, its `resolved` callback) with the
-    /// registration on this thread's resolution path. Called with the lock released.
+    /// Runs a registration's factory and its decorators (and, for a transient, its `resolved` callback) with
+    /// the registration on this thread's resolution path. Called with the lock released.
     func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
         in scope: Scope,
+        decorators: [Decorator<Service>],
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         context: ResolutionContext
     ) throws(ResolutionError) -> Service {
         try context.enter(resolver)
         defer { context.leave() }
-        let instance: Service
+        var instance: Service
         do {
             instance = try resolver.factory(scope, arguments)
+            // In registration order: the first decorator wraps the factory's instance.
+            for decorator in decorators { instance = try decorator(scope, instance) }
         } catch {
             throw factoryFailure(error, of: resolver.serviceKey, context: context)
         }

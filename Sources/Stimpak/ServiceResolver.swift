@@ -32,6 +32,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var onDispose: (@Sendable (Service) throws -> Void)?
     private var declaredDependencies: [ServiceKey]?
     var allowsCaptiveDependencies = false
+    /// The decorators that apply to it, in registration order.
+    var decorators: [Decorator<Service>] = []
     /// What happens to a `Disposable` instance of a transient: refused unless tracked or allowed.
     var disposableTransients: DisposableTransients = .refused
     /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
@@ -218,7 +220,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var route: LookupTable.Route? {
         switch reuse.kind {
         case .transient:
-            return onResolved == nil && disposableTransients != .tracked ? .transient : nil
+            return onResolved == nil && disposableTransients != .tracked && decorators.isEmpty ? .transient : nil
         case .graph:
             return nil
         case .singleton, .inScope, .scopedTo, .weak:
@@ -228,6 +230,16 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
             case .weak: return .weakRoot
             default: return .scoped
             }
+        }
+    }
+
+    func attach(_ decorator: AnyDecorator) {
+        decorators.append { scope, instance in
+            // The decorator was made for `Service`, so it returns one.
+            guard let decorated = try decorator.decorate(scope, instance) as? Service else {
+                throw DecoratorMismatch(service: Service.self)
+            }
+            return decorated
         }
     }
 

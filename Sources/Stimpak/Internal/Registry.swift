@@ -11,6 +11,8 @@ protocol Registration: AnyObject, Sendable {
     var allowsCaptiveDependencies: Bool { get }
     /// How the lock-free path serves it, or nil when only the locked path can. Call with the lock held.
     var route: LookupTable.Route? { get }
+    /// Adds a decorator that applies to it. Call with the lock held, and retire the table.
+    func attach(_ decorator: AnyDecorator)
     /// Resolves it from `root` with no runtime arguments, for ``Container/makeEagerSingletons()``.
     func makeEagerly(from root: Scope) throws(ResolutionError)
         /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
@@ -50,6 +52,8 @@ final class Registry: @unchecked Sendable {
     /// factory running), kept for a later one. The registry's end releases whatever is left: no factory
     /// can run then, since every resolve holds a scope, which holds the registry.
     private var retiredRegistrations: [any Registration] = []
+    /// Every decorator, in registration order: each new registration gets those that apply to it.
+    var decorators: [AnyDecorator] = []
     private var parkedRegistrations: [any Registration] = []
     /// Counts the retired tables. A registration found in a table built at the current generation is
     /// still the one registered, and its key has no scope-local values.
