@@ -184,7 +184,7 @@ extension Scope {
         } catch {
             throw factoryFailure(error, of: resolver._withUnsafeGuaranteedRef { $0.serviceKey }, context: .current)
         }
-        guard resolver._withUnsafeGuaranteedRef({ $0.isDisposable(instance) }) else { return instance }
+        guard resolver._withUnsafeGuaranteedRef({ $0.isDisposableTransient(instance) }) else { return instance }
         return try admitDisposableTransient(instance, of: resolver.takeUnretainedValue())
     }
 
@@ -316,7 +316,7 @@ extension Scope {
             lock.unlock()
             let instance = try make(
                 resolver, arguments, in: self, decorators: decorators, onResolved: onResolved, context: .current)
-            guard resolver.isDisposable(instance) else { return instance }
+            guard resolver.isDisposableTransient(instance) else { return instance }
             return try admitDisposableTransient(instance, of: resolver)
         case .graph:
             return try resolveGraph(resolver, arguments)

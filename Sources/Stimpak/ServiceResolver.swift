@@ -45,6 +45,9 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
     /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
     private let disposableCheck: AtomicWord
+    /// 1 once a transient registration's first instance was found not `Disposable`; 0 before (and forever
+    /// if it was). Read and written atomically: a stale 0 only costs a check.
+    @usableFromInline let transientCheck: AtomicWord
 
     init(
         key: AnyHashable?,
@@ -61,8 +64,9 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.registry = registry
         self.factory = factory
         self.boxType = InstanceBox<Service>.self
-        self.rootWord = .allocate(count: 2)
+        self.rootWord = .allocate(count: 3)
         self.disposableCheck = rootWord.advanced(by: 1)
+        self.transientCheck = rootWord.advanced(by: 2)
     }
 
     deinit {
@@ -170,10 +174,24 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         return self
     }
 
-    /// Whether `instance` is `Disposable` (the check is remembered per dynamic type).
+    /// Whether a transient's `instance` is to be treated as `Disposable`: judged by the first instance the
+    /// registration makes (its dynamic type), as DryIoc judges the implementation type at registration.
+    ///
+    /// Inlined into the transient's resolve, so that after a first instance that is not `Disposable` it
+    /// costs a load and a comparison; only a `Disposable` first instance makes every later one checked.
+    @inlinable @inline(__always)
+    func isDisposableTransient(_ instance: Service) -> Bool {
+        if transientCheck.loadRelaxed() == 1 { return false }
+        return checkDisposableTransient(instance)
+    }
+
+    /// The check of ``isDisposableTransient(_:)`` that looks at the instance: remembers a first instance
+    /// that is not `Disposable`.
     @usableFromInline
-    func isDisposable(_ instance: Service) -> Bool {
-        disposable(instance) != nil
+    func checkDisposableTransient(_ instance: Service) -> Bool {
+        let isDisposable = disposable(instance) != nil
+        if !isDisposable { transientCheck.storeRelaxed(1) }
+        return isDisposable
     }
 
     /// Lets this long-lived registration (a singleton, a weak one) depend on scoped services, which Stimpak

@@ -43,6 +43,10 @@ final class WithArgs: Sendable {
     }
 }
 final class Target: Sendable { init() {} }
+final class SessionScoped: Sendable { init() {} }
+final class WeaklyShared: Sendable { init() {} }
+final class Provided: Sendable { init() {} }
+struct SessionID: Hashable, Sendable { let id: Int }
 
 func makeContainer() -> Container {
     let container = Container()
@@ -59,6 +63,8 @@ func makeContainer() -> Container {
         Root(a: try scope.require(A.self), b: try scope.require(B.self), c: try scope.require(C.self))
     }
     container.register(WithArgs.self) { (s: String, i: Int) in WithArgs(s: s, i: i) }
+    container.register(SessionScoped.self, reuse: .scopedTo(SessionID.self)) { SessionScoped() }
+    container.register(WeaklyShared.self, reuse: .weak) { WeaklyShared() }
     return container
 }
 
@@ -127,6 +133,26 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(scope.resolve(Request.self)!)
             scope.dispose()
         }
+    }
+    let sessionRequest = container.openScope(SessionID(id: 1)).openScope(1)
+    _ = sessionRequest.resolve(SessionScoped.self)
+    _ = sessionRequest.resolve(SessionScoped.self)
+    let heldWeak = container.resolve(WeaklyShared.self)
+    let holder = container.openScope("holder")
+    holder.provide(Provided())
+    var deep = holder
+    for level in 1...7 { deep = deep.openScope(level) }
+    let deepScope = deep
+
+    Benchmark("ScopedToResolveCached") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(sessionRequest.resolve(SessionScoped.self)!) }
+    }
+    Benchmark("WeakResolveAlive") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(container.resolve(WeaklyShared.self)!) }
+        withExtendedLifetime(heldWeak) {}
+    }
+    Benchmark("ProvidedValue7ScopesBelow") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(deepScope.resolve(Provided.self)!) }
     }
     Benchmark("TransientResolve1000Registrations") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(largeContainer.resolve(Target.self)!) }

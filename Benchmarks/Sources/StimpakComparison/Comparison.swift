@@ -157,6 +157,47 @@ func runComparison(settings: Settings) {
     rows.append(scalingRow("8c. value-type singleton, 2 threads at once (wall ns ÷ all ops)", t8cFloor, t8cSwinject,
                            t8cStimpak, goal: "(the container's own scaling)"))
 
+    // 9. the lifetimes of issue 10: a cached `.scopedTo` instance from a request scope below its session, a live
+    // `.weak` instance, and a `provide`d value resolved 1 and 7 scopes below the scope that holds it. Swinject
+    // has no `.scopedTo`; its `.weak` is the same lifetime; a child container with the value registered in
+    // it, 7 containers above, stands for the provided value.
+    let session9 = stimpak.openScope(Session9(id: 1))
+    let request9 = session9.openScope(1)
+    _ = request9.resolve(Foo9S.self)
+    _ = request9.resolve(Foo9S.self)
+    let heldWeak9 = stimpak.resolve(Foo9W.self)!
+    let heldSwinjectWeak9 = swinject.resolve(Foo9W.self)!
+    let holder9 = stimpak.openScope("holder")
+    holder9.provide(Request9())
+    let near9 = holder9.openScope(1)
+    var deep9 = near9
+    for level in 2...7 { deep9 = deep9.openScope(level) }
+    let swinjectHolder9 = Swinject.Container(parent: swinject)
+    let request9Value = Request9()
+    swinjectHolder9.register(Request9.self) { _ in request9Value }
+    var swinjectDeep9 = swinjectHolder9
+    for _ in 1...7 { swinjectDeep9 = Swinject.Container(parent: swinjectDeep9) }
+    let r9 = measure(settings, [
+        { n in for _ in 0..<n { sink(Foo1()) } },
+        { n in for _ in 0..<n { sink(request9.resolve(Foo9S.self)!) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(Foo9W.self)!) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(Foo9W.self)!) } },
+        { n in for _ in 0..<n { sink(near9.resolve(Request9.self)!) } },
+        { n in for _ in 0..<n { sink(swinjectDeep9.resolve(Request9.self)!) } },
+        { n in for _ in 0..<n { sink(deep9.resolve(Request9.self)!) } },
+    ])
+    rows.append(goal(Row(label: "9a. `.scopedTo`, cached, from a request below its session (floor `Foo()`)", floor: r9[0], swinject: nil, stimpak: r9[1]),
+                     "≤ 1.5× `Foo()`", atMost: 1.5))
+    rows.append(goal(Row(label: "9b. `.weak`, alive (floor `Foo()`)", floor: r9[0], swinject: r9[2], stimpak: r9[3]),
+                     "≤ 1.5× `Foo()`", atMost: 1.5))
+    rows.append(Row(label: "9c. `provide`d value, 1 scope below (floor `Foo()`)", floor: r9[0], swinject: nil, stimpak: r9[4]))
+    var row9d = Row(label: "9d. `provide`d value, 7 scopes below (floor `Foo()`)", floor: r9[0], swinject: r9[5], stimpak: r9[6])
+    row9d.goal = "flat in depth (within 10 % of 9c)"
+    let growth = (r9[6] / r9[4] - 1) * 100
+    row9d.outcome = String(format: "%+.0f %% vs 9c %@", growth, abs(growth) <= 10 ? "✅" : "❌")
+    rows.append(row9d)
+    withExtendedLifetime((heldWeak9, heldSwinjectWeak9)) {}
+
     printTable(rows, settings: settings)
     print("")
     print(String(format: "Two threads' throughput ÷ one thread's, class singleton (8b vs 8a): hand-written %.2f×, Swinject %.2f×, Stimpak %.2f×.",

@@ -21,6 +21,8 @@ func makeStimpak() -> Stimpak.Container {
     container.register(Request6.self, reuse: .inScope) { Request6() }
     container.register(Foo8.self, reuse: .singleton) { Foo8() }
     container.register(Config8.self, reuse: .singleton) { Config8(port: 8080, workers: 4) }
+    container.register(Foo9S.self, reuse: .scopedTo(Session9.self)) { Foo9S() }
+    container.register(Foo9W.self, reuse: .weak) { Foo9W() }
     return container
 }
 
@@ -56,6 +58,7 @@ func makeSwinject() -> Swinject.Container {
     container.register(Foo5S.self, name: "x") { _ in Foo5S() }.inObjectScope(.container)
     container.register(Foo8.self) { _ in Foo8() }.inObjectScope(.container)
     container.register(Config8.self) { _ in Config8(port: 8080, workers: 4) }.inObjectScope(.container)
+    container.register(Foo9W.self) { _ in Foo9W() }.inObjectScope(.weak)
     return container
 }
 

@@ -44,3 +44,8 @@ func madeAtRunTime<T>(_ make: () -> T) -> T { make() }
 let storedFoo2 = madeAtRunTime { Foo2() }
 let storedFoo8 = madeAtRunTime { Foo8() }
 let storedConfig8 = madeAtRunTime { Config8(port: 8080, workers: 4) }
+
+final class Foo9S: Sendable { init() {} }  // 9a. .scopedTo, cached
+final class Foo9W: Sendable { init() {} }  // 9b. .weak, alive
+struct Session9: Hashable, Sendable { let id: Int }  // 9a. the session scope's key type
+final class Request9: Sendable { init() {} }  // 9c. a provided value

@@ -61,6 +61,7 @@ struct AtomicWord {
     }
 
     /// For words whose stale values are harmless (a hint) or that only the lock's holder reads.
+    @inlinable @inline(__always)
     func loadRelaxed() -> UInt {
         stimpak_load_relaxed(address)
     }
