@@ -189,7 +189,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// that is not `Disposable`.
     @usableFromInline
     func checkDisposableTransient(_ instance: Service) -> Bool {
-        let isDisposable = disposable(instance) != nil
+        // A cast in place: computing the dynamic type through `Any` would box the value (an allocation).
+        let isDisposable = instance is any Disposable
         if !isDisposable { transientCheck.storeRelaxed(1) }
         return isDisposable
     }
