@@ -115,8 +115,8 @@ final class ResolutionContext {
     }
 
     /// The registration on the path, outermost first, that would capture a scoped service resolved now: one
-    /// that lives container-wide (a singleton, a weak one) and does not allow captive dependencies; with
-    /// its key and reuse. Call with the container's lock held (it reads registration settings).
+    /// that lives container-wide (a singleton, a weak one) and does not allow captive dependencies. Call
+    /// with the container's lock held (it reads registration settings).
     func captor() -> (any Registration)? {
         guard let path = state.pointee.path else { return nil }
         for index in 0..<Int(state.pointee.depth) {
