@@ -138,7 +138,15 @@ extension Scope {
 
     @inline(__always)
     private func fastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>?, generation: Int) -> FastPath {
-        guard let bucket, let registration = bucket.pointee.registration, let rootWord = bucket.pointee.rootWord
+        guard let bucket else { return .locked }
+        if bucket.pointee.route == .provided {
+            guard parent != nil else { return .locked }
+            let index = bucket.pointee.index
+            let boxBits = tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
+            guard let box = UnsafeMutableRawPointer(bitPattern: boxBits) else { return .locked }
+            return .cached(box)
+        }
+        guard let registration = bucket.pointee.registration, let rootWord = bucket.pointee.rootWord
         else { return .locked }
         let boxBits: UInt
         switch bucket.pointee.route {
@@ -159,6 +167,8 @@ extension Scope {
             // Loading a weak reference retains what it finds alive: inside the section, as required.
             if let object = rootWord.withPublished(WeakBox.self, { $0.object }) ?? nil { return .live(object) }
             return .uncreated(registration.toOpaque(), generation: generation)
+        case .provided:
+            return .locked
         }
         guard let box = UnsafeMutableRawPointer(bitPattern: boxBits) else {
             return .uncreated(registration.toOpaque(), generation: generation)
@@ -248,6 +258,9 @@ extension Scope {
             var scope: Scope? = self
             while let current = scope {
                 if let value = current.locals[requested] as? Service {
+                    // An ancestor's value: published here too, so that the next resolve from this scope
+                    // finds it lock-free, whatever the depth.
+                    if current !== self { memoizeProvided(value, index: entry.localsIndex) }
                     lock.unlock()
                     return value
                 }

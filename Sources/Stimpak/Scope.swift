@@ -184,12 +184,47 @@ public final class Scope: Resolving, @unchecked Sendable {
         let retired: LookupTable? = registry.lock.withLock {
             guard !isDisposedValue else { return nil }
             locals[serviceKey] = value
-            guard registry.entries[serviceKey]?.hasScopeLocals != true else { return nil }
-            // From now on this key goes through the locked path, which searches the scopes.
-            registry.entries[serviceKey, default: Registry.Entry()].hasScopeLocals = true
-            return registry.retireTable()
+            let isFirst = registry.entries[serviceKey]?.hasScopeLocals != true
+            if isFirst {
+                // From now on this key is looked up in the scopes first (the table gets a `.provided` route).
+                registry.entries[serviceKey, default: Registry.Entry()].hasScopeLocals = true
+                registry.entries[serviceKey]?.localsIndex = registry.makeIndex()
+            }
+            let index = registry.entries[serviceKey]?.localsIndex ?? 0
+            publishProvided(value, index: index)
+            return isFirst ? registry.retireTable() : nil
         }
         Registry.release(retiredTable: retired)
+    }
+
+    /// Publishes this child scope's own `provide`d value for the lock-free path, and unpublishes what the
+    /// scopes below published for an ancestor's value, which this one now shadows. A published box is
+    /// never replaced (readers may hold its address until the scope is disposed): a scope that already
+    /// has one for the key (provided twice, or shadowed) is left to the locked path, which reads `locals`.
+    /// Call with the lock held.
+    private func publishProvided<Service>(_ value: Service, index: Int) {
+        if parent != nil {
+            if cache(for: index) == nil {
+                let box = InstanceBox(value)
+                setCache(box, for: index)
+                publish(box, index: index)
+            } else {
+                table?.unpublish(for: index)
+            }
+        }
+        guard !children.isEmpty else { return }
+        for scope in subtreeDeepestFirst() where scope !== self {
+            scope.table?.unpublish(for: index)
+        }
+    }
+
+    /// Publishes, in this child scope, the value an ancestor provided (see ``publishProvided(_:index:)``).
+    /// Call with the lock held.
+    func memoizeProvided<Service>(_ value: Service, index: Int) {
+        guard parent != nil, !isDisposedValue, cache(for: index) == nil else { return }
+        let box = InstanceBox(value)
+        setCache(box, for: index)
+        publish(box, index: index)
     }
 
     /// Disposes this scope and everything below it.

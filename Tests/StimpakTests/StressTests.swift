@@ -161,6 +161,39 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// A `provide`d value published in the request scopes below the scope that holds it, raced against that
+    /// scope's disposal and against a scope in between providing its own value.
+    @Test func providedValueResolveRacesDisposalAndShadowing() {
+        let container = Container()
+        @Sendable func open(_ id: Int) -> (Scope, [Scope]) {
+            let holder = container.openScope(id)
+            holder.provide(Canary())
+            let middle = holder.openScope("middle")
+            let requests = (0..<Self.readers).map { middle.openScope($0) }
+            for request in requests { _ = request.resolve(Canary.self) }
+            return (holder, requests)
+        }
+        let current = Shared(open(0))
+        let round = Shared(0)
+        let health = Health()
+        race(readers: Self.readers, health: health) { tally in
+            let (_, requests) = current.value
+            for request in requests {
+                for _ in 0..<20 { tally.check(request.resolve(Canary.self)) }
+            }
+        } write: {
+            round.value += 1
+            let (old, _) = current.value
+            if round.value % 2 == 0 {
+                current.value = open(round.value)
+                old.dispose()
+            } else {
+                old["middle"]?.provide(Canary())
+            }
+        }
+        health.expectHealthy()
+    }
+
     /// A key's `==` runs inside the read section; when it resolves, the nested section must not end the
     /// outer one early.
     @Test func keyWhoseEqualityResolvesRacesUnregister() {

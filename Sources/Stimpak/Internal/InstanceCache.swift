@@ -191,6 +191,14 @@ final class ScopeTable {
         AtomicWord(words(at: probe(UInt(index))) + 1).publish(box)
     }
 
+    /// Unpublishes the box of `index`, if it has an entry; the entry keeps the box alive. Call with the lock
+    /// held.
+    func unpublish(for index: Int) {
+        let position = probe(UInt(index))
+        guard entries[position].index == UInt(index) else { return }
+        AtomicWord(words(at: position) + 1).store(0)
+    }
+
     /// The published box of the registration with `index`, or 0. Call inside a read section.
     @inline(__always)
     func box(for index: Int) -> UInt {

@@ -18,6 +18,10 @@ final class LookupTable {
         case scoped
         /// Load the instance weakly referenced by the ``WeakBox`` in the registration's root word (`.weak`).
         case weakRoot
+        /// Read the `provide`d value the resolving scope published, itself or for an ancestor's value it
+        /// found once (`index` is the key's locals index); nothing published sends the resolve to the
+        /// locked path, which searches the scopes and then the registration (if any).
+        case provided
     }
 
     struct Bucket {
@@ -50,13 +54,16 @@ final class LookupTable {
     init(_ entries: [ServiceKey: Registry.Entry], generation: Int) {
         self.generation = generation
         var registrations: [any Registration] = []
-        for entry in entries.values where !entry.hasScopeLocals {
-            if let registration = entry.registration, registration.route != nil {
+        var provided: [(ServiceKey, Registry.Entry)] = []
+        for (key, entry) in entries {
+            if entry.hasScopeLocals {
+                provided.append((key, entry))
+            } else if let registration = entry.registration, registration.route != nil {
                 registrations.append(registration)
             }
         }
         var capacity = 8
-        while capacity < registrations.count * 2 { capacity *= 2 }
+        while capacity < (registrations.count + provided.count) * 2 { capacity *= 2 }
         mask = capacity - 1
         buckets = .allocate(capacity: capacity)
         let empty = Bucket(
@@ -79,6 +86,20 @@ final class LookupTable {
                 keyType: typed?.type, typedKey: typed.map { Unmanaged.passUnretained($0.box).toOpaque() },
                 registration: Unmanaged.passUnretained(registration), route: route, index: registration.index,
                 rootWord: registration.rootWord)
+        }
+        for (serviceKey, entry) in provided {
+            let service = ObjectIdentifier(serviceKey.service)
+            let arguments = ObjectIdentifier(serviceKey.arguments)
+            let key = serviceKey.key
+            let keyHash = key?.hashValue ?? 0
+            let typed = key.flatMap(Self.typed)
+            if let typed { typedKeys.append(typed.box) }
+            var position = Self.hash(service, arguments, keyHash: keyHash) & mask
+            while buckets[position].service != nil { position = (position + 1) & mask }
+            buckets[position] = Bucket(
+                service: service, arguments: arguments, isKeyed: key != nil, keyHash: keyHash, key: key,
+                keyType: typed?.type, typedKey: typed.map { Unmanaged.passUnretained($0.box).toOpaque() },
+                registration: nil, route: .provided, index: entry.localsIndex, rootWord: nil)
         }
         self.registrations = registrations
         self.typedKeys = typedKeys

@@ -34,6 +34,9 @@ final class Registry: @unchecked Sendable {
         var registration: (any Registration)?
         /// Some scope has been given a value for this key with `provide`, so scopes are searched first.
         var hasScopeLocals = false
+        /// Names the published `provide`d values of this key in every scope's table (see
+        /// ``Scope/provide(_:as:key:)``); assigned on the first `provide`.
+        var localsIndex = 0
     }
 
     let lock = Lock()
