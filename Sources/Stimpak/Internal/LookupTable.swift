@@ -73,36 +73,38 @@ final class LookupTable {
         var typedKeys: [AnyObject] = []
         for registration in registrations {
             guard let route = registration.route else { continue }
-            let service = ObjectIdentifier(registration.serviceKey.service)
-            let arguments = ObjectIdentifier(registration.serviceKey.arguments)
-            let key = registration.serviceKey.key
-            let keyHash = key?.hashValue ?? 0
-            let typed = key.flatMap(Self.typed)
-            if let typed { typedKeys.append(typed.box) }
-            var position = Self.hash(service, arguments, keyHash: keyHash) & mask
-            while buckets[position].service != nil { position = (position + 1) & mask }
-            buckets[position] = Bucket(
-                service: service, arguments: arguments, isKeyed: key != nil, keyHash: keyHash, key: key,
-                keyType: typed?.type, typedKey: typed.map { Unmanaged.passUnretained($0.box).toOpaque() },
-                registration: Unmanaged.passUnretained(registration), route: route, index: registration.index,
-                rootWord: registration.rootWord)
+            Self.insert(
+                registration.serviceKey, registration: Unmanaged.passUnretained(registration), route: route,
+                index: registration.index, rootWord: registration.rootWord, into: buckets, mask: mask,
+                typedKeys: &typedKeys)
         }
         for (serviceKey, entry) in provided {
-            let service = ObjectIdentifier(serviceKey.service)
-            let arguments = ObjectIdentifier(serviceKey.arguments)
-            let key = serviceKey.key
-            let keyHash = key?.hashValue ?? 0
-            let typed = key.flatMap(Self.typed)
-            if let typed { typedKeys.append(typed.box) }
-            var position = Self.hash(service, arguments, keyHash: keyHash) & mask
-            while buckets[position].service != nil { position = (position + 1) & mask }
-            buckets[position] = Bucket(
-                service: service, arguments: arguments, isKeyed: key != nil, keyHash: keyHash, key: key,
-                keyType: typed?.type, typedKey: typed.map { Unmanaged.passUnretained($0.box).toOpaque() },
-                registration: nil, route: .provided, index: entry.localsIndex, rootWord: nil)
+            Self.insert(
+                serviceKey, registration: nil, route: .provided, index: entry.localsIndex, rootWord: nil,
+                into: buckets, mask: mask, typedKeys: &typedKeys)
         }
         self.registrations = registrations
         self.typedKeys = typedKeys
+    }
+
+    /// Puts a bucket for `serviceKey` in the first free position of its probe sequence; keeps its typed key
+    /// alive in `typedKeys`. Only during `init`.
+    private static func insert(
+        _ serviceKey: ServiceKey, registration: Unmanaged<AnyObject>?, route: Route, index: Int, rootWord: AtomicWord?,
+        into buckets: UnsafeMutablePointer<Bucket>, mask: Int, typedKeys: inout [AnyObject]
+    ) {
+        let service = ObjectIdentifier(serviceKey.service)
+        let arguments = ObjectIdentifier(serviceKey.arguments)
+        let key = serviceKey.key
+        let keyHash = key?.hashValue ?? 0
+        let opened = key.flatMap(Self.typed)
+        if let opened { typedKeys.append(opened.box) }
+        var position = hash(service, arguments, keyHash: keyHash) & mask
+        while buckets[position].service != nil { position = (position + 1) & mask }
+        buckets[position] = Bucket(
+            service: service, arguments: arguments, isKeyed: key != nil, keyHash: keyHash, key: key,
+            keyType: opened?.type, typedKey: opened.map { Unmanaged.passUnretained($0.box).toOpaque() },
+            registration: registration, route: route, index: index, rootWord: rootWord)
     }
 
     /// The key's base opened as its concrete `Hashable` type: that type's identity and a box holding it.
