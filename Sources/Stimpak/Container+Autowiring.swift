@@ -30,13 +30,11 @@ extension Container {
     ) throws(Failure) -> ServiceResolver<Service, Void> {
         // How each parameter is resolved is decided once, here, not on every resolve.
         let parameters = (repeat Autowiring.parameter((each Dependency).self))
-        let registration = try add(reuse: reuse, key: key, policy: policy) { (scope: Scope, _: Void) in
-            try initializer(repeat try (each parameters).resolve(scope))
-        }
         var dependencies: [ServiceKey] = []
         for parameter in repeat each parameters { dependencies.append(parameter.key) }
-        registration.setDependencies(dependencies)
-        return registration
+        return try add(reuse: reuse, key: key, policy: policy, dependencies: dependencies) { (scope: Scope, _: Void) in
+            try initializer(repeat try (each parameters).resolve(scope))
+        }
     }
 
     /// Registers `Service` made by `Implementation()`: a protocol with the concrete type that implements it

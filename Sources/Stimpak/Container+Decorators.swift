@@ -19,10 +19,7 @@ extension Container {
         _ type: Service.Type, key: AnyHashable? = nil,
         _ decorator: @escaping @Sendable (Scope, Service) throws -> Service
     ) {
-        let erased = AnyDecorator(service: ObjectIdentifier(Service.self), key: key) { scope, instance in
-            guard let typed = instance as? Service else { throw DecoratorMismatch(service: Service.self) }
-            return try decorator(scope, typed)
-        }
+        let erased = AnyDecorator(service: ObjectIdentifier(Service.self), key: key, decorator: decorator)
         registry.change {
             registry.decorators.append(erased)
             for entry in registry.entries.values {
@@ -42,17 +39,16 @@ struct AnyDecorator: @unchecked Sendable {
     // Unchecked only for `key`, an `AnyHashable`: keys are documented to be immutable values.
     let service: ObjectIdentifier
     let key: AnyHashable?
-    let decorate: @Sendable (Scope, Any) throws -> Any
+    /// The `@Sendable (Scope, Service) throws -> Service` of the `Service` that `service` names.
+    let decorator: Any
 
     /// Whether it applies to the registration of `serviceKey`. Call with the lock held.
     func applies(to serviceKey: ServiceKey) -> Bool {
         ObjectIdentifier(serviceKey.service) == service && (key == nil || key == serviceKey.key)
     }
-}
 
-/// A decorator that received or returned an instance of another type than its service: not expected, since
-/// each is applied to its own service's registrations.
-struct DecoratorMismatch: Error, CustomStringConvertible {
-    let service: Any.Type
-    var description: String { "a decorator of \(service) got or returned another type" }
+    /// The decorator as a registration of `Service` applies it; nil for another service type.
+    func typed<Service>(_ type: Service.Type) -> Decorator<Service>? {
+        decorator as? @Sendable (Scope, Service) throws -> Service
+    }
 }

@@ -164,13 +164,14 @@ extension Container {
         key: AnyHashable?,
         policy: DuplicatePolicy<Failure>,
         disposesInstances: Bool = true,
+        dependencies: [ServiceKey]? = nil,
         factory: @escaping (Scope, Args) throws -> Service
     ) throws(Failure) -> ServiceResolver<Service, Args> {
         // A replaced registration is retired: released out of the lock once no reader or factory uses it.
         try registry.change { () throws(Failure) -> ServiceResolver<Service, Args> in
             let resolver = ServiceResolver(
                 key: key, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
-                disposesInstances: disposesInstances, factory: factory)
+                disposesInstances: disposesInstances, dependencies: dependencies, factory: factory)
             for decorator in registry.decorators where decorator.applies(to: resolver.serviceKey) {
                 resolver.attach(decorator)
             }

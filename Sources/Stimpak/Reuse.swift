@@ -126,21 +126,10 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// The scope whose cache holds the instance when `resolving` resolves it, or nil when nothing is cached
-    /// (`.transient`) or no scope matches (`.scopedTo`). Compares scope keys, which may run user code:
-    /// call without the container's lock.
-    func cachingScope(for resolving: Scope) -> Scope? {
-        switch kind {
-        case .transient, .graph: return nil
-        case .singleton, .weak: return resolving.root
-        case .inScope: return resolving
-        case .scopedTo: return nearestScope(from: resolving)
-        }
-    }
-
-    /// The nearest of `resolving` and its ancestors that `match` names. Keys and parents never change, so
-    /// this needs no lock.
-    private func nearestScope(from resolving: Scope) -> Scope? {
+    /// For `.scopedTo`: the nearest of `resolving` and its ancestors that `match` names, or nil. Keys and
+    /// parents never change, so this needs no lock; it compares scope keys, which may run user code, so
+    /// call it without the container's lock.
+    func nearestScope(from resolving: Scope) -> Scope? {
         var candidate: Scope? = resolving
         while let scope = candidate {
             if let key = scope.key {

@@ -139,41 +139,35 @@ extension Scope {
     @inline(__always)
     private func fastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>?, generation: Int) -> FastPath {
         guard let bucket else { return .locked }
-        if bucket.pointee.route == .provided {
-            guard parent != nil else { return .locked }
-            let index = bucket.pointee.index
-            let boxBits = tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
-            guard let box = UnsafeMutableRawPointer(bitPattern: boxBits) else { return .locked }
-            return .cached(box)
-        }
-        guard let registration = bucket.pointee.registration, let rootWord = bucket.pointee.rootWord
-        else { return .locked }
+        // Nil only for a `.provided` bucket: what it does not find goes to the locked path.
+        let registration = bucket.pointee.registration
         let boxBits: UInt
         switch bucket.pointee.route {
         case .transient:
+            guard let registration else { return .locked }
             return .transient(registration.toOpaque())
         case .root:
-            boxBits = rootWord.load()
-        case .scoped:
+            boxBits = bucket.pointee.rootWord?.load() ?? 0
+        case .scoped, .provided:
             if parent == nil {
-                // Inside a factory, the locked path checks that no singleton captures the root's instance.
-                if stimpak_thread_get().pointee.depth != 0 { return .locked }
-                boxBits = rootWord.load()
+                // Inside a factory, the locked path checks that no singleton captures the root's instance;
+                // the root publishes no provided value.
+                guard bucket.pointee.route == .scoped, stimpak_thread_get().pointee.depth == 0 else { return .locked }
+                boxBits = bucket.pointee.rootWord?.load() ?? 0
             } else {
                 let index = bucket.pointee.index
                 boxBits = tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
             }
         case .weakRoot:
             // Loading a weak reference retains what it finds alive: inside the section, as required.
-            if let object = rootWord.withPublished(WeakBox.self, { $0.object }) ?? nil { return .live(object) }
-            return .uncreated(registration.toOpaque(), generation: generation)
-        case .provided:
-            return .locked
+            if let object = bucket.pointee.rootWord?.withPublished(WeakBox.self, { $0.object }) ?? nil {
+                return .live(object)
+            }
+            boxBits = 0
         }
-        guard let box = UnsafeMutableRawPointer(bitPattern: boxBits) else {
-            return .uncreated(registration.toOpaque(), generation: generation)
-        }
-        return .cached(box)
+        if let box = UnsafeMutableRawPointer(bitPattern: boxBits) { return .cached(box) }
+        guard let registration else { return .locked }
+        return .uncreated(registration.toOpaque(), generation: generation)
     }
 
     /// Calls the factory of a transient registration that the read section pushed on this thread's
@@ -249,30 +243,26 @@ extension Scope {
             throw failure(.scopeDisposed, requested, scopeKey: self.key)
         }
         registry.publishTableIfNeeded()
-        guard let entry = registry.entries[requested] else {
-            lock.unlock()
-            if let implicit = try implicitInstance(Service.self, arguments, key: key) { return implicit }
-            throw failure(.notRegistered, requested)
-        }
-        if entry.hasScopeLocals {
+        let entry = registry.entries[requested]
+        if let entry, entry.hasScopeLocals {
             var scope: Scope? = self
             while let current = scope {
                 if let value = current.locals[requested] as? Service {
                     // An ancestor's value: published here too, so that the next resolve from this scope
                     // finds it lock-free, whatever the depth.
-                    if current !== self { memoizeProvided(value, index: entry.localsIndex) }
+                    if current !== self { publishBelowOwner(InstanceBox(value), index: entry.localsIndex) }
                     lock.unlock()
                     return value
                 }
                 scope = current.parent
             }
         }
-        guard let registration = entry.registration else {
+        guard let registration = entry?.registration else {
             lock.unlock()
             if let implicit = try implicitInstance(Service.self, arguments, key: key) { return implicit }
             var error = failure(.notRegistered, requested)
             // Only `provide` made the entry: a value exists, in a scope this one does not see.
-            error.isProvidedElsewhere = entry.hasScopeLocals
+            error.isProvidedElsewhere = entry?.hasScopeLocals ?? false
             error.resolvedFromRoot = parent == nil
             throw error
         }
@@ -340,7 +330,7 @@ extension Scope {
         case .scopedTo:
             // Comparing scope keys may run user code, so not under the lock (keys and parents never change).
             lock.unlock()
-            guard let found = resolver.reuse.cachingScope(for: self) else {
+            guard let found = resolver.reuse.nearestScope(from: self) else {
                 throw noMatchingScope(for: resolver)
             }
             lock.lock()
@@ -426,15 +416,6 @@ extension Scope {
         return error
     }
 
-    /// Publishes, in this scope below its owner, the slot of a `.scopedTo` instance, so that the lock-free
-    /// path finds it here. The owner keeps the slot (and disposes the instance); disposing the owner disposes
-    /// this scope first. Call with the lock held.
-    private func memoize(_ slot: Slot, box: AnyObject, index: Int) {
-        guard !isDisposedValue else { return }
-        if cache(for: index) == nil { setCache(slot, for: index) }
-        publish(box, index: index)
-    }
-
     /// This scope's slot for an arguments-ignoring registration, made on first use. Call with the lock held.
     private func singleSlot<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> Slot {
         switch storedCache(for: resolver) {
@@ -493,10 +474,10 @@ extension Scope {
         isEqual: (Args, Args) -> Bool
     ) throws(ResolutionError) -> Slot {
         let lock = registry.lock
+        let context = ResolutionContext.current
         var searched = 0
         while searched < cache.compared.count {
             let entries = cache.compared
-            let context = ResolutionContext.current
             guard context.startComparing(resolver) else {
                 lock.unlock()
                 throw context.pathError(.dependencyCycle, resolver)
@@ -542,7 +523,7 @@ extension Scope {
                     slot.state = .empty
                     continue
                 }
-                memo?.memoize(slot, box: box, index: resolver.index)
+                memo?.publishBelowOwner(slot, box: box, index: resolver.index)
                 lock.unlock()
                 return instance
             case .initializing(let box, let owner) where owner === ResolutionContext.current:

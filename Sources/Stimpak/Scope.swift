@@ -184,14 +184,15 @@ public final class Scope: Resolving, @unchecked Sendable {
         let retired: LookupTable? = registry.lock.withLock {
             guard !isDisposedValue else { return nil }
             locals[serviceKey] = value
-            let isFirst = registry.entries[serviceKey]?.hasScopeLocals != true
+            var entry = registry.entries[serviceKey] ?? Registry.Entry()
+            let isFirst = !entry.hasScopeLocals
             if isFirst {
                 // From now on this key is looked up in the scopes first (the table gets a `.provided` route).
-                registry.entries[serviceKey, default: Registry.Entry()].hasScopeLocals = true
-                registry.entries[serviceKey]?.localsIndex = registry.makeIndex()
+                entry.hasScopeLocals = true
+                entry.localsIndex = registry.makeIndex()
+                registry.entries[serviceKey] = entry
             }
-            let index = registry.entries[serviceKey]?.localsIndex ?? 0
-            publishProvided(value, index: index)
+            publishProvided(value, index: entry.localsIndex)
             return isFirst ? registry.retireTable() : nil
         }
         Registry.release(retiredTable: retired)
@@ -203,14 +204,10 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// has one for the key (provided twice, or shadowed) is left to the locked path, which reads `locals`.
     /// Call with the lock held.
     private func publishProvided<Service>(_ value: Service, index: Int) {
-        if parent != nil {
-            if cache(for: index) == nil {
-                let box = InstanceBox(value)
-                setCache(box, for: index)
-                publish(box, index: index)
-            } else {
-                table?.unpublish(for: index)
-            }
+        if cache(for: index) == nil {
+            publishBelowOwner(InstanceBox(value), index: index)
+        } else {
+            table?.unpublish(for: index)
         }
         guard !children.isEmpty else { return }
         for scope in subtreeDeepestFirst() where scope !== self {
@@ -218,13 +215,20 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
     }
 
-    /// Publishes, in this child scope, the value an ancestor provided (see ``publishProvided(_:index:)``).
-    /// Call with the lock held.
-    func memoizeProvided<Service>(_ value: Service, index: Int) {
-        guard parent != nil, !isDisposedValue, cache(for: index) == nil else { return }
-        let box = InstanceBox(value)
-        setCache(box, for: index)
+    /// Publishes `box` in this child scope's table for the lock-free path, held by `cache` (the box itself,
+    /// or the owner's slot of a `.scopedTo` instance): for what the scope provides itself, or found once in
+    /// an ancestor (a `.scopedTo` instance, a `provide`d value). The owner keeps disposing what it made;
+    /// disposing it disposes this scope first. A scope that already has an entry keeps it (see
+    /// ``publishProvided(_:index:)``). Call with the lock held.
+    func publishBelowOwner(_ cache: AnyObject, box: AnyObject, index: Int) {
+        guard parent != nil, !isDisposedValue, self.cache(for: index) == nil else { return }
+        setCache(cache, for: index)
         publish(box, index: index)
+    }
+
+    /// The same, for a box that holds itself (a `provide`d value).
+    func publishBelowOwner(_ box: AnyObject, index: Int) {
+        publishBelowOwner(box, box: box, index: index)
     }
 
     /// Disposes this scope and everything below it.

@@ -30,7 +30,6 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var matching: ArgumentMatching<Args> = .ignored
     var onResolved: (@Sendable (Scope, Service) throws -> Void)?
     var onDispose: (@Sendable (Service) throws -> Void)?
-    private var declaredDependencies: [ServiceKey]?
     var allowsCaptiveDependencies = false
     /// The decorators that apply to it, in registration order.
     var decorators: [Decorator<Service>] = []
@@ -55,9 +54,11 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         index: Int,
         registry: Registry,
         disposesInstances: Bool = true,
+        dependencies: [ServiceKey]? = nil,
         factory: @escaping (Scope, Args) throws -> Service
     ) {
         self.disposesInstances = disposesInstances
+        self.dependencies = dependencies
         self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         self.reuse = reuse
         self.index = index
@@ -90,18 +91,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
 
     /// The services its factory resolves, when they are known without making an instance (an autowired
     /// registration's parameter types, an `Optional` one's wrapped type); nil when they are not known.
-    public var dependencies: [ServiceKey]? {
-        registry?.lock.withLock { declaredDependencies } ?? declaredDependencies
-    }
-
-    @usableFromInline
-    func setDependencies(_ dependencies: [ServiceKey]) {
-        if let registry {
-            registry.lock.withLock { declaredDependencies = dependencies }
-        } else {
-            declaredDependencies = dependencies
-        }
-    }
+    public let dependencies: [ServiceKey]?
 
     /// Caches one instance per class of arguments that `comparator` finds equal, in every cache that
     /// holds this service.
@@ -170,7 +160,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func allowDisposableTransient() -> Self {
-        change { disposableTransients = .allowed }
+        withSettingsLock { disposableTransients = .allowed }
         return self
     }
 
@@ -203,11 +193,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func allowCaptiveDependencies() -> Self {
-        if let registry {
-            registry.lock.withLock { allowsCaptiveDependencies = true }
-        } else {
-            allowsCaptiveDependencies = true
-        }
+        withSettingsLock { allowsCaptiveDependencies = true }
         return self
     }
 
@@ -218,16 +204,22 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func onDispose(_ callback: @escaping @Sendable (Service) throws -> Void) -> Self {
-        if let registry {
-            registry.lock.withLock { onDispose = callback }
-        } else {
-            onDispose = callback
-        }
+        withSettingsLock { onDispose = callback }
         return self
     }
 
-    /// Changes a setting the lock-free path depends on, under the container's lock; once the container is
-    /// gone, nothing resolves the registration any more.
+    /// Changes a setting only the locked path reads, under the container's lock; once the container is gone,
+    /// nothing resolves the registration any more.
+    private func withSettingsLock(_ body: () -> Void) {
+        if let registry {
+            registry.lock.withLock(body)
+        } else {
+            body()
+        }
+    }
+
+    /// Changes a setting the lock-free path depends on (its route), under the container's lock, retiring
+    /// the published table.
     private func change(_ body: () -> Void) {
         if let registry {
             registry.change(body)
@@ -253,13 +245,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     }
 
     func attach(_ decorator: AnyDecorator) {
-        decorators.append { scope, instance in
-            // The decorator was made for `Service`, so it returns one.
-            guard let decorated = try decorator.decorate(scope, instance) as? Service else {
-                throw DecoratorMismatch(service: Service.self)
-            }
-            return decorated
-        }
+        // It applies to this service type, so the cast succeeds; it runs once, here, not per creation.
+        if let typed = decorator.typed(Service.self) { decorators.append(typed) }
     }
 
     func makeEagerly(from root: Scope) throws(ResolutionError) {

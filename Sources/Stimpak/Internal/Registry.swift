@@ -55,9 +55,9 @@ final class Registry: @unchecked Sendable {
     /// factory running), kept for a later one. The registry's end releases whatever is left: no factory
     /// can run then, since every resolve holds a scope, which holds the registry.
     private var retiredRegistrations: [any Registration] = []
+    private var parkedRegistrations: [any Registration] = []
     /// Every decorator, in registration order: each new registration gets those that apply to it.
     var decorators: [AnyDecorator] = []
-    private var parkedRegistrations: [any Registration] = []
     /// Counts the retired tables. A registration found in a table built at the current generation is
     /// still the one registered, and its key has no scope-local values.
     private(set) var generation = 0
@@ -105,15 +105,10 @@ final class Registry: @unchecked Sendable {
 
     /// The retired registrations and the parked ones, to reclaim. Call with `lock` held.
     private func takeRetiredRegistrations() -> [any Registration] {
-        guard !parkedRegistrations.isEmpty else {
-            defer { retiredRegistrations = [] }
-            return retiredRegistrations
-        }
-        defer {
-            retiredRegistrations = []
-            parkedRegistrations = []
-        }
-        return retiredRegistrations + parkedRegistrations
+        let taken = parkedRegistrations.isEmpty ? retiredRegistrations : retiredRegistrations + parkedRegistrations
+        retiredRegistrations = []
+        parkedRegistrations = []
+        return taken
     }
 
     /// Releases a retired table and registrations once no reader can be using them, and parks the

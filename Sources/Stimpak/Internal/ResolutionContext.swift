@@ -326,19 +326,19 @@ final class InFlight: @unchecked Sendable {
         while !isSignalled {
             let now = Self.now()
             guard now < deadline else { return false }
-            err = timedWait(nanoseconds: deadline - now)
+            err = timedWait(until: deadline, now: now)
             precondition(err == 0 || err == ETIMEDOUT, "pthread_cond_timedwait failed with error \(err)")
         }
         return true
     }
 
-    /// Waits on the condition for at most `nanoseconds`; call with `mutex` locked.
-    private func timedWait(nanoseconds: UInt64) -> Int32 {
+    /// Waits on the condition until `deadline` on the monotonic clock (it is `now`); call with `mutex` locked.
+    private func timedWait(until deadline: UInt64, now: UInt64) -> Int32 {
         #if canImport(Darwin)
-        var relative = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        let left = deadline - now
+        var relative = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
         return pthread_cond_timedwait_relative_np(condition, mutex, &relative)
         #else
-        let deadline = Self.now() &+ nanoseconds
         var absolute = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         return pthread_cond_timedwait(condition, mutex, &absolute)
         #endif
