@@ -20,6 +20,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case weakValueType
             case captiveDependency
             case disposableTransient
+            case noCurrentScope
         }
 
         let base: Base
@@ -49,6 +50,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         public static let captiveDependency = Code(base: .captiveDependency)
         /// A `.transient` registration made a `Disposable` instance, which nobody would dispose.
         public static let disposableTransient = Code(base: .disposableTransient)
+        /// An injection (a property wrapper, `inject`, ``Scope/current``) found no current scope: none is bound
+        /// with ``Scope/withCurrent(_:)`` and ``Container/default`` is not set.
+        public static let noCurrentScope = Code(base: .noCurrentScope)
 
         public var description: String {
             switch base {
@@ -63,6 +67,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case .weakValueType: return "weakValueType"
             case .captiveDependency: return "captiveDependency"
             case .disposableTransient: return "disposableTransient"
+            case .noCurrentScope: return "noCurrentScope"
             }
         }
     }
@@ -100,6 +105,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     /// For ``Code/notRegistered``: a value of the service was put into some scope with `provide`, one that
     /// the resolving scope does not see.
     var isProvidedElsewhere = false
+    /// For ``Code/notRegistered``: some scope has a registration of it (`scope.register`), one that the
+    /// resolving scope does not see.
+    var isRegisteredElsewhere = false
     /// For ``Code/notRegistered``: it was resolved from the container's root scope.
     var resolvedFromRoot = false
     /// For ``Code/noMatchingScope``: the keys of the scopes searched, from the resolving one to the root
@@ -145,7 +153,14 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
                 text += registeredAlternatives.map(\.description).joined(separator: ", ") + "."
             }
             text += pathSuffix
-            if isProvidedElsewhere {
+            if isRegisteredElsewhere {
+                text += " It is registered in a scope (scope.register), but resolved from"
+                text += resolvedFromRoot
+                    ? " the container's root scope, which sees only the container's registrations (a singleton's factory resolves from the root)."
+                    : " a scope that is not that one or below it."
+                text += " Fix: resolve it from the scope that registered it or one below, or register it in the container"
+                text += " for every scope, e.g. container.register(\(String(describing: requested.service)).self) { ... }."
+            } else if isProvidedElsewhere {
                 text += " A value of it was put into a scope with provide(_:), but it is resolved from"
                 text += resolvedFromRoot
                     ? " the container's root scope, where that value is not visible (a singleton's factory resolves from the root)."
@@ -216,6 +231,12 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text = "Stimpak cannot make \(requested.description) up front: it is registered .eagerSingleton but takes"
             text += " runtime arguments (\(String(describing: requested.arguments))), which only a resolve can pass."
             text += " Fix: register it .singleton, or give it a factory without runtime arguments."
+        case .noCurrentScope:
+            text = "Stimpak has no scope to resolve \(requested.description) from: no scope is bound with"
+            text += " scope.withCurrent { ... } around this code, and no default container is set."
+            text += " Fix: set Container.default = container once at start-up, before the first injection, or create"
+            text += " the object inside scope.withCurrent { ... } (a Task.detached or a dispatch queue's work does not"
+            text += " inherit the binding: bind it again there)."
         case .waitTimedOut:
             text = "Stimpak gave up resolving \(requested.description) after waiting \(waitLimit?.description ?? "")"
             text += " for another thread to finish creating it."

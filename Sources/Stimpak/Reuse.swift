@@ -126,10 +126,11 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// For `.scopedTo`: the nearest of `resolving` and its ancestors that `match` names, or nil. Keys and
+    /// For `.scopedTo`: the nearest of `resolving` and its ancestors (up to `last` when given: the scope of a
+    /// scope's registration) that `match` names, or nil. Keys and
     /// parents never change, so this needs no lock; it compares scope keys, which may run user code, so
     /// call it without the container's lock.
-    func nearestScope(from resolving: Scope) -> Scope? {
+    func nearestScope(from resolving: Scope, upTo last: Scope? = nil) -> Scope? {
         var candidate: Scope? = resolving
         while let scope = candidate {
             if let key = scope.key {
@@ -142,7 +143,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
                     break
                 }
             }
-            candidate = scope.parent
+            candidate = scope === last ? nil : scope.parent
         }
         return nil
     }

@@ -247,22 +247,32 @@ extension Scope {
         if let entry, entry.hasScopeLocals {
             var scope: Scope? = self
             while let current = scope {
-                if let value = current.locals[requested] as? Service {
+                switch current.locals[requested] {
+                case .value(let value)?:
+                    // `provide` stored it under `Service`'s key.
+                    let value = value as! Service
                     // An ancestor's value: published here too, so that the next resolve from this scope
                     // finds it lock-free, whatever the depth.
                     if current !== self { publishBelowOwner(InstanceBox(value), index: entry.localsIndex) }
                     lock.unlock()
                     return value
+                case .registration(let registration)?:
+                    // Stored under its own key, which holds the identities of `Service` and `Args`.
+                    return try resolveRegistered(
+                        unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), arguments,
+                        registeredIn: current, localsIndex: entry.localsIndex)
+                case nil:
+                    scope = current.parent
                 }
-                scope = current.parent
             }
         }
         guard let registration = entry?.registration else {
             lock.unlock()
             if let implicit = try implicitInstance(Service.self, arguments, key: key) { return implicit }
             var error = failure(.notRegistered, requested)
-            // Only `provide` made the entry: a value exists, in a scope this one does not see.
+            // Only `provide` or a scope's `register` made the entry: it exists in a scope this one does not see.
             error.isProvidedElsewhere = entry?.hasScopeLocals ?? false
+            error.isRegisteredElsewhere = entry?.hasScopeRegistrations ?? false
             error.resolvedFromRoot = parent == nil
             throw error
         }
@@ -298,8 +308,11 @@ extension Scope {
 
     /// Makes a transient, or finds the slot of a reused instance and resolves it. Call with the lock held;
     /// returns with it released.
+    ///
+    /// A registration made in a scope (`registeredIn`) caches with that scope in the root's place, and its
+    /// instance is published at `localsIndex` in the resolving scope's table, where the `.provided` route reads.
     private func resolveRegistered<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope? = nil, localsIndex: Int = 0
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
         if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
@@ -324,14 +337,14 @@ extension Scope {
         case .graph:
             return try resolveGraph(resolver, arguments)
         case .singleton, .weak:
-            owner = root
+            owner = registeredIn ?? root
         case .inScope:
             owner = self
         case .scopedTo:
             // Comparing scope keys may run user code, so not under the lock (keys and parents never change).
             lock.unlock()
-            guard let found = resolver.reuse.nearestScope(from: self) else {
-                throw noMatchingScope(for: resolver)
+            guard let found = resolver.reuse.nearestScope(from: self, upTo: registeredIn) else {
+                throw noMatchingScope(for: resolver, upTo: registeredIn)
             }
             lock.lock()
             owner = found
@@ -357,10 +370,18 @@ extension Scope {
             slot = try comparedSlot(in: owner.instanceCache(for: resolver), of: resolver, for: arguments, isEqual: isEqual)
             publishes = false
         }
+        guard registeredIn == nil else {
+            // A scope's registration: every resolving scope publishes the instance at the locals index, the
+            // one place the `.provided` route reads (not a weak one's box, which is not an `InstanceBox`).
+            let memo = publishes && resolver.reuse.kind != .weak ? self : nil
+            return try resolve(
+                slot, of: resolver, arguments, owner: owner, publishes: false, memoIn: memo, memoIndex: localsIndex)
+        }
         // A scope below the owner of a `.scopedTo` instance publishes it too, so that its next resolve
         // finds it lock-free.
         let memo = publishes && owner !== self ? self : nil
-        return try resolve(slot, of: resolver, arguments, owner: owner, publishes: publishes, memoIn: memo)
+        return try resolve(
+            slot, of: resolver, arguments, owner: owner, publishes: publishes, memoIn: memo, memoIndex: resolver.index)
     }
 
     /// The instance a slot's box holds: an `InstanceBox<Service>`, or for a `.weak` registration a
@@ -403,14 +424,16 @@ extension Scope {
     }
 
     /// The error for a `.scopedTo` registration resolved where no scope matches, naming the scopes searched.
-    private func noMatchingScope<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> ResolutionError {
+    private func noMatchingScope<Service, Args>(
+        for resolver: ServiceResolver<Service, Args>, upTo last: Scope?
+    ) -> ResolutionError {
         var error = failure(.noMatchingScope, resolver.serviceKey)
         error.reuse = resolver.reuse
         var searched: [AnyHashable?] = []
         var scope: Scope? = self
         while let current = scope {
             searched.append(current.key)
-            scope = current.parent
+            scope = current === last ? nil : current.parent
         }
         error.searchedScopeKeys = searched
         return error
@@ -502,7 +525,8 @@ extension Scope {
         _ arguments: Args,
         owner: Scope,
         publishes: Bool,
-        memoIn memo: Scope?
+        memoIn memo: Scope?,
+        memoIndex: Int
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
         var retiredWeakBox: AnyObject?
@@ -523,7 +547,7 @@ extension Scope {
                     slot.state = .empty
                     continue
                 }
-                memo?.publishBelowOwner(slot, box: box, index: resolver.index)
+                memo?.publishBelowOwner(slot, box: box, index: memoIndex)
                 lock.unlock()
                 return instance
             case .initializing(let box, let owner) where owner === ResolutionContext.current:

@@ -37,8 +37,9 @@ public final class Scope: Resolving, @unchecked Sendable {
     private var nextChildSequence = 0
     /// This child scope's caches and published instances (the root scope's live on the registrations).
     private var table: ScopeTable?
-    /// Values put here with `provide`, by the key they resolve under.
-    var locals: [ServiceKey: Any] = [:]
+    /// What this scope adds to the registrations, for itself and the scopes below: values put here with
+    /// `provide` and registrations made with `register`, by the key they resolve under.
+    var locals: [ServiceKey: Local] = [:]
     /// Cached instances with a disposal hook, in order of creation.
     var disposals: [DisposalRecord] = []
 
@@ -183,17 +184,10 @@ public final class Scope: Resolving, @unchecked Sendable {
         let serviceKey = ServiceKey(service: Service.self, key: key)
         let retired: LookupTable? = registry.lock.withLock {
             guard !isDisposedValue else { return nil }
-            locals[serviceKey] = value
-            var entry = registry.entries[serviceKey] ?? Registry.Entry()
-            let isFirst = !entry.hasScopeLocals
-            if isFirst {
-                // From now on this key is looked up in the scopes first (the table gets a `.provided` route).
-                entry.hasScopeLocals = true
-                entry.localsIndex = registry.makeIndex()
-                registry.entries[serviceKey] = entry
-            }
-            publishProvided(value, index: entry.localsIndex)
-            return isFirst ? registry.retireTable() : nil
+            locals[serviceKey] = .value(value)
+            let (index, retired) = registry.markScopeLocal(serviceKey)
+            publishProvided(value, index: index)
+            return retired
         }
         Registry.release(retiredTable: retired)
     }
@@ -209,10 +203,22 @@ public final class Scope: Resolving, @unchecked Sendable {
         } else {
             table?.unpublish(for: index)
         }
+        unpublishBelow(index: index)
+    }
+
+    /// Unpublishes what the scopes below this one published at `index` (a locals index) for a value or a
+    /// registration of an ancestor, which this scope now shadows; they go back to the locked path. Call
+    /// with the lock held.
+    func unpublishBelow(index: Int) {
         guard !children.isEmpty else { return }
         for scope in subtreeDeepestFirst() where scope !== self {
             scope.table?.unpublish(for: index)
         }
+    }
+
+    /// Unpublishes what this scope published at `index`. Call with the lock held.
+    func unpublish(index: Int) {
+        table?.unpublish(for: index)
     }
 
     /// Publishes `box` in this child scope's table for the lock-free path, held by `cache` (the box itself,
@@ -280,10 +286,10 @@ public final class Scope: Resolving, @unchecked Sendable {
         /// Disposal records in the order they run: each scope's newest first, scopes deepest first.
         var records: [DisposalRecord] = []
         var table: ScopeTable?
-        var locals: [ServiceKey: Any] = [:]
+        var locals: [ServiceKey: Local] = [:]
         /// The tables after the first, and the root scope's caches.
         var objects: [AnyObject] = []
-        var moreLocals: [[ServiceKey: Any]] = []
+        var moreLocals: [[ServiceKey: Local]] = []
 
         var holdsAnything: Bool {
             !records.isEmpty || table != nil || !locals.isEmpty || !objects.isEmpty || !moreLocals.isEmpty
@@ -312,7 +318,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     }
 
     /// Every scope of this subtree, each after all its descendants. Iterative, so depth costs no stack.
-    private func subtreeDeepestFirst() -> [Scope] {
+    func subtreeDeepestFirst() -> [Scope] {
         var preorder: [Scope] = []
         var stack: [Scope] = [self]
         while let scope = stack.popLast() {
@@ -329,4 +335,11 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
         return preorder.reversed()
     }
+}
+
+/// What a scope adds under a service key: a value put there with `provide`, or a registration made there
+/// with `register`.
+enum Local {
+    case value(Any)
+    case registration(any Registration)
 }

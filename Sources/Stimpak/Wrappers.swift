@@ -193,18 +193,20 @@ extension Resolving {
 }
 
 extension Scope {
-    /// The keys of the registrations of `Service` without runtime arguments, in registration order.
+    /// The keys of the registrations of `Service` without runtime arguments that this scope sees (the
+    /// container's, and those made in this scope or above it), in registration order.
     func registrationKeys<Service>(of type: Service.Type) -> [ServiceKey] {
         registry.lock.withLock {
-            registry.entries.values.compactMap { entry -> (any Registration)? in
-                guard let registration = entry.registration,
-                      ObjectIdentifier(registration.serviceKey.service) == ObjectIdentifier(Service.self),
-                      !registration.serviceKey.hasArguments
-                else { return nil }
-                return registration
+            var found: [(key: ServiceKey, index: Int)] = []
+            for (key, entry) in registry.entries
+            where ObjectIdentifier(key.service) == ObjectIdentifier(Service.self) && !key.hasArguments {
+                if let registration = entry.registration {
+                    found.append((key, registration.index))
+                } else if entry.hasScopeRegistrations, let (registration, _) = scopeRegistration(for: key) {
+                    found.append((key, registration.index))
+                }
             }
-            .sorted { $0.index < $1.index }
-            .map(\.serviceKey)
+            return found.sorted { $0.index < $1.index }.map(\.key)
         }
     }
 }

@@ -32,8 +32,11 @@ final class Registry: @unchecked Sendable {
     // atomically in read sections.
     struct Entry {
         var registration: (any Registration)?
-        /// Some scope has been given a value for this key with `provide`, so scopes are searched first.
+        /// Some scope has been given a value for this key with `provide`, or a registration with `register`,
+        /// so scopes are searched first.
         var hasScopeLocals = false
+        /// Some scope has a registration for this key (for the message when none is visible).
+        var hasScopeRegistrations = false
         /// Names the published `provide`d values of this key in every scope's table (see
         /// ``Scope/provide(_:as:key:)``); assigned on the first `provide`.
         var localsIndex = 0
@@ -149,6 +152,22 @@ final class Registry: @unchecked Sendable {
     static func release(retiredTable table: consuming LookupTable?) {
         guard let table else { return }
         withExtendedLifetime(table) { ReadSection.waitForReaders() }
+    }
+
+    /// Marks `key` as having values or registrations in scopes, so that the locked path searches the scopes
+    /// first and the lock-free path reads the scopes' tables at the returned index (its locals index). The
+    /// first time, the published table is retired: release it after unlocking. Call with `lock` held.
+    func markScopeLocal(_ key: ServiceKey, isRegistration: Bool = false) -> (index: Int, retired: LookupTable?) {
+        var entry = entries[key] ?? Entry()
+        if isRegistration { entry.hasScopeRegistrations = true }
+        guard !entry.hasScopeLocals else {
+            entries[key] = entry
+            return (entry.localsIndex, nil)
+        }
+        entry.hasScopeLocals = true
+        entry.localsIndex = makeIndex()
+        entries[key] = entry
+        return (entry.localsIndex, retireTable())
     }
 
     /// Builds and publishes the table if none is. Call with `lock` held.

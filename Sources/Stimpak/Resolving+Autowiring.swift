@@ -1,4 +1,4 @@
-extension Container {
+extension Resolving {
     /// Registers `Service` made by `initializer`, each of whose parameters is resolved from the resolving
     /// scope (Kraken's autowiring, DryIoc's `Made.Of`).
     ///
@@ -32,7 +32,7 @@ extension Container {
         let parameters = (repeat Autowiring.parameter((each Dependency).self))
         var dependencies: [ServiceKey] = []
         for parameter in repeat each parameters { dependencies.append(parameter.key) }
-        return try add(reuse: reuse, key: key, policy: policy, dependencies: dependencies) { (scope: Scope, _: Void) in
+        return try resolutionScope.add(reuse: reuse, key: key, policy: policy, dependencies: dependencies) { (scope: Scope, _: Void) in
             try initializer(repeat try (each parameters).resolve(scope))
         }
     }
@@ -62,7 +62,7 @@ extension Container {
         key: AnyHashable? = nil,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
     ) throws(Failure) -> ServiceResolver<Service, Void> {
-        try add(reuse: reuse, key: key, policy: policy) { (_: Scope, _: Void) throws -> Service in
+        try resolutionScope.add(reuse: reuse, key: key, policy: policy) { (_: Scope, _: Void) throws -> Service in
             guard let service = Implementation() as? Service else {
                 throw NotAnImplementation(implementation: Implementation.self, service: Service.self)
             }

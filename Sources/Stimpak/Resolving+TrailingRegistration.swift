@@ -1,4 +1,4 @@
-extension Container {
+extension Resolving {
     // Factories as trailing closures after labelled options: `register(Foo.self, reuse: .singleton) { Foo() }`.
     // Without options, `register(Foo.self) { Foo() }` is the form of `Container+Registration.swift`.
     // Each form below requires its first option, so that no two forms accept the same call; the forms

@@ -1,4 +1,9 @@
-extension Container {
+/// The register forms, on the container and on every scope.
+///
+/// On the container (or its root scope), a registration is seen everywhere. On a child scope it belongs to
+/// that scope: seen by it and the scopes below, shadowing the container's registration of the same service,
+/// arguments and key, and gone when the scope is disposed (see ``Scope/add(reuse:key:policy:disposesInstances:dependencies:factory:)``).
+extension Resolving {
     /// Registers a factory for `Service`, taking any number of runtime arguments.
     ///
     /// ```swift
@@ -25,7 +30,7 @@ extension Container {
         key: AnyHashable? = nil,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
     ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
-        try add(reuse: reuse, key: key, policy: policy) { _, arguments in try factory(repeat each arguments) }
+        try resolutionScope.add(reuse: reuse, key: key, policy: policy) { _, arguments in try factory(repeat each arguments) }
     }
 
     /// Registers a factory that receives the resolving scope, to resolve its dependencies from, and any
@@ -55,7 +60,7 @@ extension Container {
         key: AnyHashable? = nil,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
     ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
-        try add(reuse: reuse, key: key, policy: policy) { scope, arguments in try factory(scope, repeat each arguments) }
+        try resolutionScope.add(reuse: reuse, key: key, policy: policy) { scope, arguments in try factory(scope, repeat each arguments) }
     }
 
     /// Registers an ``Instantiable`` service, made with `init()`.
@@ -79,7 +84,7 @@ extension Container {
         key: AnyHashable? = nil,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
     ) throws(Failure) -> ServiceResolver<Service, Void> {
-        try add(reuse: reuse, key: key, policy: policy) { _, _ in Service() }
+        try resolutionScope.add(reuse: reuse, key: key, policy: policy) { _, _ in Service() }
     }
 
     /// Registers an existing value as the service: every resolve returns it (Kraken's `implementation:`).
@@ -108,10 +113,11 @@ extension Container {
         disposedWithContainer: Bool = false,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip
     ) throws(Failure) -> ServiceResolver<Service, Void> {
-        try add(reuse: .singleton, key: key, policy: policy, disposesInstances: disposedWithContainer) { _, _ in instance }
+        try resolutionScope.add(reuse: .singleton, key: key, policy: policy, disposesInstances: disposedWithContainer) { _, _ in instance }
     }
 
-    /// Removes the registration of `Service` without arguments under `key`.
+    /// Removes the registration of `Service` without arguments under `key`: from the container, or from
+    /// this scope's own registrations.
     ///
     /// Instances it already cached stay in their caches until those are disposed.
     /// - Parameters:
@@ -120,7 +126,7 @@ extension Container {
     /// - Returns: Whether there was such a registration.
     @discardableResult
     public func unregister<Service>(_ type: Service.Type, key: AnyHashable? = nil) -> Bool {
-        unregister(ServiceKey(service: Service.self, key: key))
+        resolutionScope.unregister(ServiceKey(service: Service.self, key: key))
     }
 
     /// Removes the registration of `Service` with arguments of type `Args` under `key`.
@@ -131,69 +137,33 @@ extension Container {
     /// - Returns: Whether there was such a registration.
     @discardableResult
     public func unregister<Service, Args>(_ type: Service.Type, arguments: Args.Type, key: AnyHashable? = nil) -> Bool {
-        unregister(ServiceKey(service: Service.self, arguments: Args.self, key: key))
+        resolutionScope.unregister(ServiceKey(service: Service.self, arguments: Args.self, key: key))
     }
 
-    /// Whether `Service` is registered without arguments under `key`.
+    /// Whether `Service` is registered without arguments under `key`, where this scope sees it: in the
+    /// container, or in this scope or one above it.
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key, or nil.
     /// - Returns: True when a registration exists.
     public func isRegistered<Service>(_ type: Service.Type, key: AnyHashable? = nil) -> Bool {
-        isRegistered(ServiceKey(service: Service.self, key: key))
+        resolutionScope.isRegistered(ServiceKey(service: Service.self, key: key))
     }
 
-    /// Whether `Service` is registered with arguments of type `Args` under `key`.
+    /// Whether `Service` is registered with arguments of type `Args` under `key`, where this scope sees it.
     /// - Parameters:
     ///   - type: The service type.
     ///   - arguments: The arguments' type.
     ///   - key: The registration key, or nil.
     /// - Returns: True when a registration exists.
     public func isRegistered<Service, Args>(_ type: Service.Type, arguments: Args.Type, key: AnyHashable? = nil) -> Bool {
-        isRegistered(ServiceKey(service: Service.self, arguments: Args.self, key: key))
+        resolutionScope.isRegistered(ServiceKey(service: Service.self, arguments: Args.self, key: key))
     }
+}
 
-    /// Every registration's service type, arguments type and key.
+extension Container {
+    /// Every registration's service type, arguments type and key (the container's, not its scopes').
     public var registrations: [ServiceKey] {
         registry.lock.withLock { registry.entries.values.compactMap { $0.registration?.serviceKey } }
-    }
-
-    @usableFromInline
-    func add<Service, Args, Failure: Error>(
-        reuse: Reuse?,
-        key: AnyHashable?,
-        policy: DuplicatePolicy<Failure>,
-        disposesInstances: Bool = true,
-        dependencies: [ServiceKey]? = nil,
-        factory: @escaping (Scope, Args) throws -> Service
-    ) throws(Failure) -> ServiceResolver<Service, Args> {
-        // A replaced registration is retired: released out of the lock once no reader or factory uses it.
-        try registry.change { () throws(Failure) -> ServiceResolver<Service, Args> in
-            let resolver = ServiceResolver(
-                key: key, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
-                disposesInstances: disposesInstances, dependencies: dependencies, factory: factory)
-            for decorator in registry.decorators where decorator.applies(to: resolver.serviceKey) {
-                resolver.attach(decorator)
-            }
-            if let existing = registry.entries[resolver.serviceKey]?.registration {
-                guard try policy.resolveConflict(resolver.serviceKey) else { return resolver }
-                registry.retire(existing)
-            }
-            registry.entries[resolver.serviceKey, default: Registry.Entry()].registration = resolver
-            return resolver
-        }
-    }
-
-    private func unregister(_ key: ServiceKey) -> Bool {
-        registry.change {
-            guard let removed = registry.entries[key]?.registration else { return false }
-            registry.entries[key]?.registration = nil
-            registry.retire(removed)
-            return true
-        }
-    }
-
-    private func isRegistered(_ key: ServiceKey) -> Bool {
-        registry.lock.withLock { registry.entries[key]?.registration != nil }
     }
 }

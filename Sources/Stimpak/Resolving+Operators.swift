@@ -6,12 +6,12 @@
 /// container += (Clock.self, Reuse.singleton)
 /// ```
 /// An existing registration with the same service, arguments and key is kept (`.skip`).
-extension Container {
+extension Resolving {
     /// Registers `(type, factory)` with the container's default reuse (`.transient` unless set).
     @_disfavoredOverload
     @inlinable
     public static func += <Service, each Arg>(
-        container: Container, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service)
+        container: Self, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service)
     ) {
         container.register(registration.0, registration.1)
     }
@@ -20,7 +20,7 @@ extension Container {
     @_disfavoredOverload
     @inlinable
     public static func += <Service, each Arg>(
-        container: Container, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service, Reuse)
+        container: Self, registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service, Reuse)
     ) {
         container.register(registration.0, registration.1, reuse: registration.2)
     }
@@ -29,7 +29,7 @@ extension Container {
     @_disfavoredOverload
     @inlinable
     public static func += <Service, each Arg>(
-        container: Container,
+        container: Self,
         registration: (Service.Type, @Sendable (repeat each Arg) throws -> Service, Reuse, AnyHashable)
     ) {
         container.register(registration.0, registration.1, reuse: registration.2, key: registration.3)
@@ -38,7 +38,7 @@ extension Container {
     /// Registers `(type, factory)`, the factory receiving the resolving scope, with the container's default reuse.
     @inlinable
     public static func += <Service, each Arg>(
-        container: Container, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service)
+        container: Self, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service)
     ) {
         container.register(registration.0, registration.1)
     }
@@ -46,20 +46,20 @@ extension Container {
     /// Registers `(type, factory, reuse)`, the factory receiving the resolving scope.
     @inlinable
     public static func += <Service, each Arg>(
-        container: Container, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service, Reuse)
+        container: Self, registration: (Service.Type, @Sendable (Scope, repeat each Arg) throws -> Service, Reuse)
     ) {
         container.register(registration.0, registration.1, reuse: registration.2)
     }
 
     /// Registers an ``Instantiable`` `(type, reuse)`.
     @inlinable
-    public static func += <Service: Instantiable>(container: Container, registration: (Service.Type, Reuse)) {
+    public static func += <Service: Instantiable>(container: Self, registration: (Service.Type, Reuse)) {
         container.register(registration.0, reuse: registration.1)
     }
 
     /// Registers an ``Instantiable`` type with the container's default reuse.
     @inlinable
-    public static func += <Service: Instantiable>(container: Container, type: Service.Type) {
+    public static func += <Service: Instantiable>(container: Self, type: Service.Type) {
         container.register(type)
     }
 }

@@ -1,0 +1,115 @@
+/// The current scope: where property wrappers and ``inject(_:key:fileID:line:)`` resolve from.
+///
+/// A task-local value, so it follows the code through `async` calls and into child tasks (not into
+/// `Task.detached` or work handed to a dispatch queue), and synchronous code reads it too: it is the scope
+/// bound with ``Scope/withCurrent(_:)`` around the running code, or else the root scope of
+/// ``Container/default``.
+extension Scope {
+    /// The scope bound by the innermost ``withCurrent(_:)`` around the running code, if any.
+    @TaskLocal static var bound: Scope?
+
+    /// The scope injections resolve from here: the one bound with ``withCurrent(_:)`` around the running
+    /// code, or else the root scope of ``Container/default``.
+    ///
+    /// ```swift
+    /// let handler = try Scope.current.require(Handler.self)
+    /// ```
+    /// - Throws: ``ResolutionError/Code/noCurrentScope`` when nothing is bound and no default is set.
+    public static var current: Scope {
+        get throws(ResolutionError) { try current(resolving: ServiceKey(service: Scope.self)) }
+    }
+
+    /// The current scope, or the error naming `requested`, the service that needed it.
+    static func current(resolving requested: ServiceKey) throws(ResolutionError) -> Scope {
+        if let bound { return bound }
+        if let container = Container.default { return container.root }
+        throw ResolutionError(.noCurrentScope, requested: requested)
+    }
+
+    /// Runs `body` with this scope as the current scope: every injection in it, and in the tasks it creates
+    /// (but not detached ones), resolves from here.
+    ///
+    /// ```swift
+    /// let request = container.openScope(requestID)
+    /// defer { request.dispose() }
+    /// request.provide(httpRequest)
+    /// try request.withCurrent { try OrderHandler().handle() }   // its @Injected properties resolve from `request`
+    /// ```
+    /// - Parameter body: The code to run.
+    /// - Returns: What `body` returns.
+    public func withCurrent<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try Scope.$bound.withValue(self, operation: body)
+    }
+
+    /// Runs the asynchronous `body` with this scope as the current scope, in `body`, what it awaits and the
+    /// child tasks it creates.
+    ///
+    /// ```swift
+    /// try await request.withCurrent { try await OrderHandler().handle() }
+    /// ```
+    /// - Parameters:
+    ///   - isolation: The caller's actor, inherited: `body` runs on it.
+    ///   - body: The code to run.
+    /// - Returns: What `body` returns.
+    public func withCurrent<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async rethrows -> Result {
+        try await Scope.$bound.withValue(self, operation: body, isolation: isolation)
+    }
+}
+
+extension Container {
+    /// The container the app designates once at start-up (DICE's `use`, Kraken's global container): the
+    /// current scope wherever no scope is bound with ``Scope/withCurrent(_:)``. Nil until set.
+    ///
+    /// ```swift
+    /// @main struct App {
+    ///     static func main() {
+    ///         let container = Container()
+    ///         container.install(AppModule())
+    ///         Container.default = container
+    ///     }
+    /// }
+    /// ```
+    /// The container is held until it is replaced or set to nil.
+    public static var `default`: Container? {
+        get { DefaultContainer.lock.withLock { DefaultContainer.container } }
+        set { DefaultContainer.lock.withLock { DefaultContainer.container = newValue } }
+    }
+}
+
+/// The storage of ``Container/default``.
+private enum DefaultContainer {
+    static let lock = Lock()
+    /// Guarded by `lock`.
+    nonisolated(unsafe) static var container: Container?
+}
+
+/// Resolves `Service` from the current scope (Kraken's global `inject`).
+///
+/// ```swift
+/// let api = try inject(Api.self)
+/// let cache: Cache = try inject(key: "images")
+/// ```
+/// - Parameters:
+///   - type: The service type.
+///   - key: The registration key, or nil.
+///   - fileID: The caller's file, for the error message.
+///   - line: The caller's line.
+/// - Returns: The instance.
+/// - Throws: ``ResolutionError``: ``ResolutionError/Code/noCurrentScope`` when there is no current scope,
+///   or why the service could not be resolved from it.
+public func inject<Service>(
+    _ type: Service.Type = Service.self, key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line
+) throws(ResolutionError) -> Service {
+    let scope: Scope
+    do {
+        scope = try Scope.current(resolving: ServiceKey(service: Service.self, key: key))
+    } catch {
+        var error = error
+        error.fileID = fileID
+        error.line = line
+        throw error
+    }
+    return try scope.require(Service.self, key: key, fileID: fileID, line: line)
+}

@@ -1,0 +1,215 @@
+/// Property wrappers that resolve from the current scope (see ``Scope/current``): DICE's `@Injected`.
+///
+/// A property wrapper cannot throw. When the service cannot be resolved, these stop the program with the
+/// full ``ResolutionError`` text (service, key, path, fix), as a force-unwrap would; use
+/// ``OptionalInjected`` for a service that may be missing, and validate the registrations in a test.
+
+/// A service resolved from the current scope when its owner is created.
+///
+/// ```swift
+/// final class OrderHandler {
+///     @Injected var repository: OrderRepository
+///     @Injected(key: "audit") var log: Logger
+/// }
+/// let handler = request.withCurrent { OrderHandler() }   // resolved from `request`
+/// ```
+@propertyWrapper
+public struct Injected<Service> {
+    /// The instance, resolved when the owner was created.
+    public let wrappedValue: Service
+
+    /// Resolves `Service` under `key` from the current scope, or stops the program with the reason.
+    /// - Parameters:
+    ///   - key: The registration key, or nil.
+    ///   - fileID: The declaration's file, for the message.
+    ///   - line: The declaration's line.
+    public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
+        wrappedValue = Injection.require(Service.self, key: key, fileID: fileID, line: line)
+    }
+
+    /// Resolves `Service` under `key` (DICE's `@Injected("tag")`).
+    /// - Parameters:
+    ///   - key: The registration key.
+    ///   - fileID: The declaration's file, for the message.
+    ///   - line: The declaration's line.
+    public init(_ key: AnyHashable, fileID: String = #fileID, line: Int = #line) {
+        self.init(key: key, fileID: fileID, line: line)
+    }
+}
+
+extension Injected: Sendable where Service: Sendable {}
+
+/// A service resolved on first access, once, from the scope that was current when its owner was created
+/// (or, when there was none, the one current at the first access).
+///
+/// ```swift
+/// final class ReportScreen {
+///     @LazyInjected var exporter: PDFExporter   // made when first used
+/// }
+/// ```
+/// When threads make the first access at once, each may resolve, and all get the first instance kept.
+@propertyWrapper
+public struct LazyInjected<Service> {
+    private let box: InjectionBox<Service>
+
+    /// Remembers the current scope and `key`; resolves on first access.
+    /// - Parameters:
+    ///   - key: The registration key, or nil.
+    ///   - fileID: The declaration's file, for the message.
+    ///   - line: The declaration's line.
+    public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
+        box = InjectionBox(key: key, fileID: fileID, line: line)
+    }
+
+    /// The instance: resolved on first access, then the same one.
+    public var wrappedValue: Service {
+        box.strongInstance()
+    }
+}
+
+extension LazyInjected: Sendable where Service: Sendable {}
+
+/// A weak reference to a service, resolved on first access from the scope that was current when its owner
+/// was created: for closing a cycle of references (Kraken's `injectWeak`).
+///
+/// ```swift
+/// final class Child {
+///     @WeakInjected var parent: Parent?   // Parent's factory makes the Child: resolved later, held weakly
+/// }
+/// ```
+/// Resolving during the owner's creation would be a cycle when the service is what is making the owner,
+/// so the reference resolves when first read (by then that service is made and cached) and then holds it
+/// weakly: it is nil once the instance has been released.
+@propertyWrapper
+public struct WeakInjected<Service: AnyObject> {
+    private let box: InjectionBox<Service>
+
+    /// Remembers the current scope and `key`; resolves on first access.
+    /// - Parameters:
+    ///   - key: The registration key, or nil.
+    ///   - fileID: The declaration's file, for the message.
+    ///   - line: The declaration's line.
+    public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
+        box = InjectionBox(key: key, fileID: fileID, line: line, holdsWeakly: true)
+    }
+
+    /// The instance, resolved on first access; nil once it has been released.
+    public var wrappedValue: Service? {
+        box.weakInstance()
+    }
+}
+
+extension WeakInjected: Sendable where Service: Sendable {}
+
+/// A service resolved from the current scope when its owner is created, or nil when it is not registered.
+///
+/// ```swift
+/// final class Checkout {
+///     @OptionalInjected var analytics: Analytics?
+/// }
+/// ```
+/// Only a missing registration of the service itself gives nil: any other failure (a missing dependency of
+/// it, a cycle, a factory that throws, no current scope) stops the program with the reason, as ``Injected``.
+@propertyWrapper
+public struct OptionalInjected<Service> {
+    /// The instance, or nil when `Service` is not registered under the key.
+    public let wrappedValue: Service?
+
+    /// Resolves `Service` under `key` from the current scope.
+    /// - Parameters:
+    ///   - key: The registration key, or nil.
+    ///   - fileID: The declaration's file, for the message.
+    ///   - line: The declaration's line.
+    public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
+        let requested = ServiceKey(service: Service.self, key: key)
+        do throws(ResolutionError) {
+            wrappedValue = try Injection.scope(for: requested).require(Service.self, key: key, fileID: fileID, line: line)
+        } catch where error.code == .notRegistered && error.requested == requested {
+            wrappedValue = nil
+        } catch {
+            Injection.stop(error, fileID: fileID, line: line)
+        }
+    }
+}
+
+extension OptionalInjected: Sendable where Service: Sendable {}
+
+/// What the property wrappers share.
+enum Injection {
+    /// The current scope, for `requested`.
+    static func scope(for requested: ServiceKey) throws(ResolutionError) -> Scope {
+        try Scope.current(resolving: requested)
+    }
+
+    /// `Service` from `scope` (the current one when nil), or the program stops with the reason.
+    static func require<Service>(
+        _ type: Service.Type, key: AnyHashable?, from scope: Scope? = nil, fileID: String, line: Int
+    ) -> Service {
+        do throws(ResolutionError) {
+            let resolving: Scope
+            if let scope {
+                resolving = scope
+            } else {
+                resolving = try Self.scope(for: ServiceKey(service: Service.self, key: key))
+            }
+            return try resolving.require(Service.self, key: key, fileID: fileID, line: line)
+        } catch {
+            stop(error, fileID: fileID, line: line)
+        }
+    }
+
+    /// Stops the program with `error`'s full text: a property wrapper cannot throw.
+    static func stop(_ error: ResolutionError, fileID: String, line: Int) -> Never {
+        var error = error
+        if error.fileID.isEmpty {
+            error.fileID = fileID
+            error.line = line
+        }
+        fatalError(error.description)
+    }
+}
+
+/// The state of a lazily resolved property wrapper: the scope current when its owner was made, and the
+/// instance once resolved (strongly, or weakly for ``WeakInjected``).
+final class InjectionBox<Service>: @unchecked Sendable {  // `instance`, `object` and `isResolved` guarded by `lock`
+    private let scope: Scope?
+    private let key: AnyHashable?
+    private let fileID: String
+    private let line: Int
+    private let lock = Lock()
+    private var instance: Service?
+    private weak var object: AnyObject?
+    private var isResolved = false
+
+    init(key: AnyHashable?, fileID: String, line: Int, holdsWeakly: Bool = false) {
+        scope = Scope.bound ?? Container.default?.root
+        self.key = key
+        self.fileID = fileID
+        self.line = line
+    }
+
+    /// The instance, resolved on first access and kept.
+    func strongInstance() -> Service {
+        if let instance = lock.withLock({ instance }) { return instance }
+        let resolved = Injection.require(Service.self, key: key, from: scope, fileID: fileID, line: line)
+        return lock.withLock {
+            if let instance { return instance }
+            instance = resolved
+            return resolved
+        }
+    }
+
+    /// The instance, resolved on first access and then referenced weakly: nil once released.
+    func weakInstance() -> Service? {
+        let (object, isResolved) = lock.withLock { (self.object, self.isResolved) }
+        if isResolved { return object as? Service }
+        let resolved = Injection.require(Service.self, key: key, from: scope, fileID: fileID, line: line)
+        return lock.withLock {
+            if !self.isResolved {
+                self.object = resolved as AnyObject
+                self.isResolved = true
+            }
+            return self.object as? Service
+        }
+    }
+}

@@ -1,0 +1,147 @@
+/// Registrations: the container's, made through its root scope, and a child scope's own.
+extension Scope {
+    /// Adds a registration: to the container when this is the root scope, else to this scope.
+    ///
+    /// A child scope's registration is kept in its `locals`, like a `provide`d value: the locked path finds it
+    /// while searching the scopes from the resolving one up, before the container's. It caches where its
+    /// reuse says, with this scope in the root's place: a singleton (or weak, eager) in this scope, an
+    /// `.inScope` instance in the resolving scope, a `.scopedTo` one in the nearest matching scope from the
+    /// resolving one up to this one. A cached instance is published in the resolving scope's table at the
+    /// key's locals index, so that the next resolve there is lock-free (route `.provided`). On a disposed
+    /// scope, nothing is added.
+    @usableFromInline
+    func add<Service, Args, Failure: Error>(
+        reuse: Reuse?,
+        key: AnyHashable?,
+        policy: DuplicatePolicy<Failure>,
+        disposesInstances: Bool = true,
+        dependencies: [ServiceKey]? = nil,
+        factory: @escaping (Scope, Args) throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, Args> {
+        guard parent != nil else {
+            return try addToContainer(
+                reuse: reuse, key: key, policy: policy, disposesInstances: disposesInstances,
+                dependencies: dependencies, factory: factory)
+        }
+        let lock = registry.lock
+        lock.lock()
+        let resolver = makeRegistration(
+            reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies, factory: factory)
+        // Its instances live no longer than this scope, and its factory receives this scope or one below:
+        // whatever it resolves from there lives at least as long.
+        resolver.allowsCaptiveDependencies = true
+        let serviceKey = resolver.serviceKey
+        var replaced: (any Registration)?
+        guard !isDisposedValue else {
+            lock.unlock()
+            return resolver
+        }
+        if case .registration(let existing)? = locals[serviceKey] {
+            do {
+                guard try policy.resolveConflict(serviceKey) else {
+                    lock.unlock()
+                    return resolver
+                }
+            } catch {
+                lock.unlock()
+                throw error
+            }
+            replaced = existing
+        }
+        locals[serviceKey] = .registration(resolver)
+        let (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true)
+        // What this scope and those below published for the key came from above, or from the replaced one.
+        unpublish(index: index)
+        unpublishBelow(index: index)
+        lock.unlock()
+        Registry.release(retiredTable: retired)
+        // Released outside the lock: its factory may capture anything. A thread resolving it holds its own
+        // reference, and no lock-free structure holds it unretained (its key's route is `.provided`).
+        _ = consume replaced
+        return resolver
+    }
+
+    /// The container's registration, replacing or keeping an existing one as `policy` says.
+    private func addToContainer<Service, Args, Failure: Error>(
+        reuse: Reuse?,
+        key: AnyHashable?,
+        policy: DuplicatePolicy<Failure>,
+        disposesInstances: Bool,
+        dependencies: [ServiceKey]?,
+        factory: @escaping (Scope, Args) throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, Args> {
+        // A replaced registration is retired: released out of the lock once no reader or factory uses it.
+        try registry.change { () throws(Failure) -> ServiceResolver<Service, Args> in
+            let resolver = makeRegistration(
+                reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies,
+                factory: factory)
+            if let existing = registry.entries[resolver.serviceKey]?.registration {
+                guard try policy.resolveConflict(resolver.serviceKey) else { return resolver }
+                registry.retire(existing)
+            }
+            registry.entries[resolver.serviceKey, default: Registry.Entry()].registration = resolver
+            return resolver
+        }
+    }
+
+    /// A new registration with the decorators that apply to it. Call with the lock held.
+    private func makeRegistration<Service, Args>(
+        reuse: Reuse?,
+        key: AnyHashable?,
+        disposesInstances: Bool,
+        dependencies: [ServiceKey]?,
+        factory: @escaping (Scope, Args) throws -> Service
+    ) -> ServiceResolver<Service, Args> {
+        let resolver = ServiceResolver(
+            key: key, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
+            disposesInstances: disposesInstances, dependencies: dependencies, factory: factory)
+        for decorator in registry.decorators where decorator.applies(to: resolver.serviceKey) {
+            resolver.attach(decorator)
+        }
+        return resolver
+    }
+
+    /// Removes the container's registration (from the root scope) or this scope's own.
+    func unregister(_ key: ServiceKey) -> Bool {
+        guard parent != nil else {
+            return registry.change {
+                guard let removed = registry.entries[key]?.registration else { return false }
+                registry.entries[key]?.registration = nil
+                registry.retire(removed)
+                return true
+            }
+        }
+        let removed: (any Registration)? = registry.lock.withLock {
+            guard case .registration(let registration)? = locals[key] else { return nil }
+            locals[key] = nil
+            if let index = registry.entries[key]?.localsIndex {
+                unpublish(index: index)
+                unpublishBelow(index: index)
+            }
+            return registration
+        }
+        return removed != nil
+    }
+
+    /// Whether a registration for `key` is visible from this scope: its own or an ancestor's, or the
+    /// container's.
+    func isRegistered(_ key: ServiceKey) -> Bool {
+        registry.lock.withLock {
+            guard let entry = registry.entries[key] else { return false }
+            if entry.registration != nil { return true }
+            guard entry.hasScopeRegistrations else { return false }
+            return scopeRegistration(for: key) != nil
+        }
+    }
+
+    /// The nearest registration made in this scope or an ancestor for `key`, and the scope that made it.
+    /// Call with the lock held.
+    func scopeRegistration(for key: ServiceKey) -> (registration: any Registration, scope: Scope)? {
+        var scope: Scope? = self
+        while let current = scope {
+            if case .registration(let registration)? = current.locals[key] { return (registration, current) }
+            scope = current.parent
+        }
+        return nil
+    }
+}
