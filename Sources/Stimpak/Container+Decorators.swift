@@ -22,9 +22,12 @@ extension Container {
         let erased = AnyDecorator(service: ObjectIdentifier(Service.self), key: key, decorator: decorator)
         registry.change {
             registry.decorators.append(erased)
-            for entry in registry.entries.values {
-                if let registration = entry.registration, erased.applies(to: registration.serviceKey) {
-                    registration.attach(erased)
+            for (key, entry) in registry.entries where erased.applies(to: key) {
+                entry.registration?.attach(erased)
+                // The scopes' own registrations of the service too.
+                guard entry.hasScopeRegistrations else { continue }
+                for scope in root.subtreeDeepestFirst() {
+                    if case .registration(let registration)? = scope.locals[key] { registration.attach(erased) }
                 }
             }
         }

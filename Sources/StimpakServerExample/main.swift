@@ -7,6 +7,9 @@
 // singletons shared by every request. Disposing the request's scope closes its session and logger.
 // Requests run inside their user's session scope (opened with a `UserSession` key), where a shopping
 // cart lives: `.scopedTo(UserSession.self)`, one per user, shared by all of that user's requests.
+// Each request binds its scope as the current scope (`withCurrent`), and its controller injects what it
+// needs with property wrappers. Half the users are in an A/B test: their session scopes register their
+// own `PricingPolicy`, which shadows the container's for their requests only.
 import Foundation
 import Stimpak
 
@@ -86,6 +89,36 @@ final class OrderHandler: Disposable, Sendable {
     func dispose() { logger.log("OrderHandler done") }
 }
 
+/// How prices are shown: the container's default, overridden in the session scopes of an A/B test group.
+protocol PricingPolicy: Sendable {
+    var name: String { get }
+}
+
+struct StandardPricing: PricingPolicy {
+    let name = "standard"
+}
+
+struct ExperimentalPricing: PricingPolicy {
+    let name = "experimental"
+}
+
+/// Made by the request's code, not registered: its properties resolve from the current scope, the request's.
+final class RequestController {
+    @Injected var request: Request          // the request's own value, put there with `provide`
+    @Injected var handler: OrderHandler
+    @Injected var pricing: any PricingPolicy
+    @OptionalInjected var discounts: Discounts?   // not registered: nil
+    @LazyInjected var logger: Logger        // the request's logger, resolved when first used
+
+    func respond() async throws -> String {
+        try await Task.sleep(nanoseconds: 100_000)   // the binding follows the code across awaits
+        logger.log("pricing: \(pricing.name), discounts: \(discounts == nil ? "none" : "some")")
+        return handler.handle(request)
+    }
+}
+
+final class Discounts {}
+
 /// Records what happens to one request (the one being traced), from any thread.
 final class EventLog: @unchecked Sendable {  // `events` is guarded by `lock`
     private let lock = NSLock()
@@ -135,6 +168,7 @@ container.register(Logger.self, reuse: .inScope) { scope in
     Logger(requestID: try scope.require(Request.self).id, events: events)
 }
 container.register(ShoppingCart.self, reuse: .scopedTo(UserSession.self)) { ShoppingCart(events: events) }
+container.register((any PricingPolicy).self, reuse: .singleton) { StandardPricing() }
 container.register(OrderHandler.self) { scope in
     OrderHandler(
         session: try scope.require(DatabaseSession.self), logger: try scope.require(Logger.self),
@@ -145,6 +179,8 @@ container.register(OrderHandler.self) { scope in
 // MARK: - Serving
 
 struct Outcome: Sendable {
+    let user: Int
+    let pricing: String
     let pool: ObjectIdentifier
     let session: Int
     let sessionIsReusedWithinRequest: Bool
@@ -152,25 +188,38 @@ struct Outcome: Sendable {
     let response: String
 }
 
-let userSessions = (0..<userCount).map { container.openScope(UserSession(user: $0)) }
+let userSessions = (0..<userCount).map { user in
+    let session = container.openScope(UserSession(user: user))
+    // The A/B group: a registration of the session scope, seen by its requests and no one else's.
+    if user.isMultiple(of: 2) {
+        session.register((any PricingPolicy).self, reuse: .singleton) { ExperimentalPricing() }
+    }
+    return session
+}
 
-func serve(_ request: Request) throws -> Outcome {
+func serve(_ request: Request) async throws -> Outcome {
     let scope = userSessions[request.user].openScope("request-\(request.id)")
     defer { scope.dispose() }
     scope.provide(request)
-    let handler = try scope.require(OrderHandler.self)
-    let again = try scope.require(DatabaseSession.self)
-    return Outcome(
-        pool: ObjectIdentifier(handler.session.pool),
-        session: handler.session.serial,
-        sessionIsReusedWithinRequest: again === handler.session,
-        cart: handler.cart.serial,
-        response: handler.handle(request))
+    // Every injection below resolves from the request's scope: its request, session, logger, cart.
+    return try await scope.withCurrent {
+        let controller = RequestController()
+        let response = try await controller.respond()
+        let again = try scope.require(DatabaseSession.self)
+        return Outcome(
+            user: request.user,
+            pricing: controller.pricing.name,
+            pool: ObjectIdentifier(controller.handler.session.pool),
+            session: controller.handler.session.serial,
+            sessionIsReusedWithinRequest: again === controller.handler.session,
+            cart: controller.handler.cart.serial,
+            response: response)
+    }
 }
 
 let outcomes = try await withThrowingTaskGroup(of: Outcome.self) { group in
     for id in 1...requestCount {
-        group.addTask { try serve(Request(id: id, user: id % userCount, path: "/orders/\(id)")) }
+        group.addTask { try await serve(Request(id: id, user: id % userCount, path: "/orders/\(id)")) }
     }
     var outcomes: [Outcome] = []
     for try await outcome in group { outcomes.append(outcome) }
@@ -184,6 +233,10 @@ print("Per request: \(sessions.count) DatabaseSessions, one per request scope (.
     + " reused within its request: \(outcomes.allSatisfy(\.sessionIsReusedWithinRequest))")
 print("Per user:    \(Set(outcomes.map(\.cart)).count) ShoppingCarts for \(userCount) user sessions, shared by their"
     + " requests (.scopedTo(UserSession.self))")
+let experimental = outcomes.filter { $0.pricing == "experimental" }
+print("A/B test:    \(experimental.count) requests priced \"experimental\" (the even users' session scopes register"
+    + " their own PricingPolicy), all from even users: \(experimental.allSatisfy { $0.user.isMultiple(of: 2) });"
+    + " \(outcomes.count - experimental.count) \"standard\"")
 print("Request \(events.tracedRequest), in order (its scope disposes in reverse order of creation):")
 for event in events.recorded { print("  - \(event)") }
 let failures = container.dispose()

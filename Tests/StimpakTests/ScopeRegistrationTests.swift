@@ -225,6 +225,17 @@ import Stimpak
         #expect(log.events == ["resolved cb"])
     }
 
+    @Test("decorators apply to a scope's registrations, made before or after the decorator")
+    func decorators() throws {
+        let container = Container()
+        let test = container.openScope("test")
+        test.register(Service.self, key: "before") { Service("before") }
+        container.decorate(Service.self) { _, service in Service("decorated \(service.name)") }
+        test.register(Service.self, key: "after") { Service("after") }
+        #expect(try test.require(Service.self, key: "before").name == "decorated before")
+        #expect(try test.require(Service.self, key: "after").name == "decorated after")
+    }
+
     @Test("a cached instance of a scope's registration is found without the container's lock")
     func cachedHitIsLockFree() throws {
         let container = Container()

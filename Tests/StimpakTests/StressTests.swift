@@ -194,6 +194,49 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// A scope's registrations (a singleton of the scope, an `.inScope` instance of each request), published
+    /// in the request scopes below, raced against the scope's disposal, its replacing and unregistering its
+    /// registration, and a scope in between registering its own.
+    @Test func scopeRegistrationResolveRacesDisposalReplacementAndShadowing() {
+        let container = Container()
+        container.register(Canary.self, { Canary() }, reuse: .singleton)
+        @Sendable func open(_ id: Int) -> (Scope, [Scope]) {
+            let holder = container.openScope(id)
+            holder.register(Canary.self, { Canary() }, reuse: .singleton)
+            holder.register(Canary.self, { Canary() }, reuse: .inScope, key: "request")
+            let middle = holder.openScope("middle")
+            let requests = (0..<Self.readers).map { middle.openScope($0) }
+            return (holder, requests)
+        }
+        let current = Shared(open(0))
+        let round = Shared(0)
+        let health = Health()
+        race(readers: Self.readers, health: health) { tally in
+            let (_, requests) = current.value
+            for request in requests {
+                for _ in 0..<10 {
+                    tally.check(request.resolve(Canary.self))
+                    tally.check(request.resolve(Canary.self, key: "request"))
+                }
+            }
+        } write: {
+            round.value += 1
+            let (old, _) = current.value
+            switch round.value % 4 {
+            case 0:
+                current.value = open(round.value)
+                old.dispose()
+            case 1:
+                old.register(Canary.self, { Canary() }, reuse: .singleton, ifAlreadyRegistered: .replace)
+            case 2:
+                old["middle"]?.register(Canary.self, { Canary() }, reuse: .inScope, key: "request")
+            default:
+                old.unregister(Canary.self)
+            }
+        }
+        health.expectHealthy()
+    }
+
     /// A key's `==` runs inside the read section; when it resolves, the nested section must not end the
     /// outer one early.
     @Test func keyWhoseEqualityResolvesRacesUnregister() {
