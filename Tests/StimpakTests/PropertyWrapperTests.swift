@@ -87,6 +87,37 @@ final class Child: @unchecked Sendable {
         #expect(await actor.greet() == "hello")
     }
 
+    final class RequestHandler {
+        @Injected var request: ProvidedRequest
+        @Injected var session: Foo
+        @OptionalInjected var optionalSession: Foo?
+        @LazyInjected var lazySession: Foo
+    }
+
+    struct ProvidedRequest: Sendable { let id: Int }
+
+    @Test("a bound request scope gives injections its .inScope services and its provided values, in child tasks too")
+    func requestScope() async throws {
+        let container = Container()
+        container.register(Foo.self, reuse: .inScope) { Foo() }
+        let request = container.openScope("request")
+        request.provide(ProvidedRequest(id: 7))
+        let session = try request.require(Foo.self)
+        try await request.withCurrent {
+            let handler = RequestHandler()
+            #expect(handler.request.id == 7)
+            #expect(handler.session === session)
+            #expect(handler.optionalSession === session)
+            #expect(handler.lazySession === session)
+            let fromChild = await Task { RequestHandler().session }.value
+            #expect(fromChild === session)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { #expect(RequestHandler().lazySession === session) }
+                try await group.waitForAll()
+            }
+        }
+    }
+
     @Test("the innermost binding wins, and the outer one is back after it")
     func nestedScopes() {
         let container = Self.container("root")
