@@ -21,6 +21,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case captiveDependency
             case disposableTransient
             case noCurrentScope
+            case requiresAwait
         }
 
         let base: Base
@@ -53,6 +54,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         /// An injection (a property wrapper, `inject`, ``Scope/current``) found no current scope: none is bound
         /// with ``Scope/withCurrent(_:)`` and ``Container/default`` is not set.
         public static let noCurrentScope = Code(base: .noCurrentScope)
+        /// A service whose factory is `async` was resolved synchronously (or from a synchronous factory):
+        /// resolve it with `try await scope.require(...)`.
+        public static let requiresAwait = Code(base: .requiresAwait)
 
         public var description: String {
             switch base {
@@ -68,6 +72,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case .captiveDependency: return "captiveDependency"
             case .disposableTransient: return "disposableTransient"
             case .noCurrentScope: return "noCurrentScope"
+            case .requiresAwait: return "requiresAwait"
             }
         }
     }
@@ -108,6 +113,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     /// For ``Code/notRegistered``: some scope has a registration of it (`scope.register`), one that the
     /// resolving scope does not see.
     var isRegisteredElsewhere = false
+    /// For ``Code/requiresAwait``: thrown for the resolve itself, not from inside a synchronous factory, so an
+    /// `async` resolve may go on and await the creation.
+    @usableFromInline var isAwaitableHere = false
     /// For ``Code/notRegistered``: it was resolved from the container's root scope.
     var resolvedFromRoot = false
     /// For ``Code/noMatchingScope``: the keys of the scopes searched, from the resolving one to the root
@@ -231,6 +239,17 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text = "Stimpak cannot make \(requested.description) up front: it is registered .eagerSingleton but takes"
             text += " runtime arguments (\(String(describing: requested.arguments))), which only a resolve can pass."
             text += " Fix: register it .singleton, or give it a factory without runtime arguments."
+        case .requiresAwait:
+            text = "Stimpak cannot resolve \(requested.description) synchronously: its factory is async."
+            text += pathSuffix
+            if path.count > 1 {
+                text += " A synchronous factory cannot await it. Fix: make the factory of"
+                text += " \(path[path.count - 2].description) async too and resolve it with try await scope.require(...),"
+                text += " or resolve it in the async code that needs it."
+            } else {
+                text += " Fix: resolve it with try await scope.require(\(String(describing: requested.service)).self) from async"
+                text += " code; a synchronous resolve never blocks a thread waiting for an async creation."
+            }
         case .noCurrentScope:
             text = "Stimpak has no scope to resolve \(requested.description) from: no scope is bound with"
             text += " scope.withCurrent { ... } around this code, and no default container is set."

@@ -16,17 +16,19 @@ extension Scope {
         policy: DuplicatePolicy<Failure>,
         disposesInstances: Bool = true,
         dependencies: [ServiceKey]? = nil,
-        factory: @escaping (Scope, Args) throws -> Service
+        factory: @escaping (Scope, Args) throws -> Service,
+        asyncFactory: ((Scope, Args) async throws -> Service)? = nil
     ) throws(Failure) -> ServiceResolver<Service, Args> {
         guard parent != nil else {
             return try addToContainer(
                 reuse: reuse, key: key, policy: policy, disposesInstances: disposesInstances,
-                dependencies: dependencies, factory: factory)
+                dependencies: dependencies, factory: factory, asyncFactory: asyncFactory)
         }
         let lock = registry.lock
         lock.lock()
         let resolver = makeRegistration(
-            reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies, factory: factory)
+            reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
+            asyncFactory: asyncFactory)
         // Its instances live no longer than this scope, and its factory receives this scope or one below:
         // whatever it resolves from there lives at least as long.
         resolver.allowsCaptiveDependencies = true
@@ -68,13 +70,14 @@ extension Scope {
         policy: DuplicatePolicy<Failure>,
         disposesInstances: Bool,
         dependencies: [ServiceKey]?,
-        factory: @escaping (Scope, Args) throws -> Service
+        factory: @escaping (Scope, Args) throws -> Service,
+        asyncFactory: ((Scope, Args) async throws -> Service)?
     ) throws(Failure) -> ServiceResolver<Service, Args> {
         // A replaced registration is retired: released out of the lock once no reader or factory uses it.
         try registry.change { () throws(Failure) -> ServiceResolver<Service, Args> in
             let resolver = makeRegistration(
                 reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies,
-                factory: factory)
+                factory: factory, asyncFactory: asyncFactory)
             if let existing = registry.entries[resolver.serviceKey]?.registration {
                 guard try policy.resolveConflict(resolver.serviceKey) else { return resolver }
                 registry.retire(existing)
@@ -90,11 +93,13 @@ extension Scope {
         key: AnyHashable?,
         disposesInstances: Bool,
         dependencies: [ServiceKey]?,
-        factory: @escaping (Scope, Args) throws -> Service
+        factory: @escaping (Scope, Args) throws -> Service,
+        asyncFactory: ((Scope, Args) async throws -> Service)?
     ) -> ServiceResolver<Service, Args> {
         let resolver = ServiceResolver(
             key: key, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
-            disposesInstances: disposesInstances, dependencies: dependencies, factory: factory)
+            disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
+            asyncFactory: asyncFactory)
         for decorator in registry.decorators where decorator.applies(to: resolver.serviceKey) {
             resolver.attach(decorator)
         }

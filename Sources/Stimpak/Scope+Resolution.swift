@@ -243,6 +243,21 @@ extension Scope {
             throw failure(.scopeDisposed, requested, scopeKey: self.key)
         }
         registry.publishTableIfNeeded()
+        switch find(requested, Service.self, Args.self) {
+        case .value(let value):
+            lock.unlock()
+            return value
+        case .registration(let resolver, let registeredIn, let localsIndex):
+            return try resolveRegistered(resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+        case .missing(let entry):
+            lock.unlock()
+            return try notFound(requested, arguments, entry: entry)
+        }
+    }
+
+    /// What the locked path finds for `requested`: a `provide`d value or a scope's registration, searching
+    /// from this scope up, or else the container's registration. Call with the lock held; returns with it held.
+    func find<Service, Args>(_ requested: ServiceKey, _ type: Service.Type, _ arguments: Args.Type) -> Found<Service, Args> {
         let entry = registry.entries[requested]
         if let entry, entry.hasScopeLocals {
             var scope: Scope? = self
@@ -254,35 +269,39 @@ extension Scope {
                     // An ancestor's value: published here too, so that the next resolve from this scope
                     // finds it lock-free, whatever the depth.
                     if current !== self { publishBelowOwner(InstanceBox(value), index: entry.localsIndex) }
-                    lock.unlock()
-                    return value
+                    return .value(value)
                 case .registration(let registration)?:
                     // Stored under its own key, which holds the identities of `Service` and `Args`.
-                    return try resolveRegistered(
-                        unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), arguments,
-                        registeredIn: current, localsIndex: entry.localsIndex)
+                    return .registration(
+                        unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), registeredIn: current,
+                        localsIndex: entry.localsIndex)
                 case nil:
                     scope = current.parent
                 }
             }
         }
-        guard let registration = entry?.registration else {
-            lock.unlock()
-            if let implicit = try implicitInstance(Service.self, arguments, key: key) { return implicit }
-            var error = failure(.notRegistered, requested)
-            // Only `provide` or a scope's `register` made the entry: it exists in a scope this one does not see.
-            error.isProvidedElsewhere = entry?.hasScopeLocals ?? false
-            error.isRegisteredElsewhere = entry?.hasScopeRegistrations ?? false
-            error.resolvedFromRoot = parent == nil
-            throw error
-        }
+        guard let registration = entry?.registration else { return .missing(entry) }
         // The registry key holds the identities of `Service` and `Args`, so this is the registration's type.
-        return try resolveRegistered(unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), arguments)
+        return .registration(
+            unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), registeredIn: nil, localsIndex: 0)
+    }
+
+    /// An implicit wrapper for `requested`, or the `notRegistered` error. Call without the lock.
+    func notFound<Service, Args>(
+        _ requested: ServiceKey, _ arguments: Args, entry: Registry.Entry?
+    ) throws(ResolutionError) -> Service {
+        if let implicit = try implicitInstance(Service.self, arguments, key: requested.key) { return implicit }
+        var error = failure(.notRegistered, requested)
+        // Only `provide` or a scope's `register` made the entry: it exists in a scope this one does not see.
+        error.isProvidedElsewhere = entry?.hasScopeLocals ?? false
+        error.isRegisteredElsewhere = entry?.hasScopeRegistrations ?? false
+        error.resolvedFromRoot = parent == nil
+        throw error
     }
 
     /// A wrapper that resolves without being registered (``Lazy``, ``Provider``, ``WeakReference``, an
     /// array of every registration), or nil. Call without the lock.
-    private func implicitInstance<Service, Args>(
+    func implicitInstance<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service? {
         guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self),
@@ -311,22 +330,21 @@ extension Scope {
     ///
     /// A registration made in a scope (`registeredIn`) caches with that scope in the root's place, and its
     /// instance is published at `localsIndex` in the resolving scope's table, where the `.provided` route reads.
-    private func resolveRegistered<Service, Args>(
+    func resolveRegistered<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope? = nil, localsIndex: Int = 0
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
         if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
-           let captor = ResolutionContext.current.captor() {
+           let captor = ResolutionContext.current.captor() ?? AsyncNode.current?.captor() {
             lock.unlock()
-            var error = failure(.captiveDependency, resolver.serviceKey)
-            error.reuse = resolver.reuse
-            error.captor = captor.serviceKey
-            error.captorReuse = captor.reuse
-            throw error
+            throw captiveDependency(resolver, captor: captor)
         }
-        let owner: Scope
         switch resolver.reuse.kind {
         case .transient:
+            guard resolver.asyncFactory == nil else {
+                lock.unlock()
+                throw requiresAwait(resolver)
+            }
             let onResolved = resolver.onResolved
             let decorators = resolver.decorators
             lock.unlock()
@@ -335,11 +353,30 @@ extension Scope {
             guard resolver.isDisposableTransient(instance) else { return instance }
             return try admitDisposableTransient(instance, of: resolver)
         case .graph:
+            guard resolver.asyncFactory == nil else {
+                lock.unlock()
+                throw requiresAwait(resolver)
+            }
             return try resolveGraph(resolver, arguments)
+        case .singleton, .weak, .inScope, .scopedTo:
+            let place = try cachePlace(of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+            return try resolve(
+                place.slot, of: resolver, arguments, owner: place.owner, publishes: place.publishes, memoIn: place.memo,
+                memoIndex: place.memoIndex)
+        }
+    }
+
+    /// Where a reused registration's instance for `arguments` is cached: the owner scope its reuse picks (with
+    /// the registering scope of a scope's registration in the root's place), the slot there, and where the
+    /// instance is published. Call with the lock held; returns with it held, or throws with it released.
+    func cachePlace<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope?, localsIndex: Int
+    ) throws(ResolutionError) -> CachePlace {
+        let lock = registry.lock
+        let owner: Scope
+        switch resolver.reuse.kind {
         case .singleton, .weak:
             owner = registeredIn ?? root
-        case .inScope:
-            owner = self
         case .scopedTo:
             // Comparing scope keys may run user code, so not under the lock (keys and parents never change).
             lock.unlock()
@@ -348,6 +385,8 @@ extension Scope {
             }
             lock.lock()
             owner = found
+        case .inScope, .transient, .graph:
+            owner = self
         }
         let slot: Slot
         let publishes: Bool
@@ -374,19 +413,36 @@ extension Scope {
             // A scope's registration: every resolving scope publishes the instance at the locals index, the
             // one place the `.provided` route reads (not a weak one's box, which is not an `InstanceBox`).
             let memo = publishes && resolver.reuse.kind != .weak ? self : nil
-            return try resolve(
-                slot, of: resolver, arguments, owner: owner, publishes: false, memoIn: memo, memoIndex: localsIndex)
+            return CachePlace(owner: owner, slot: slot, publishes: false, memo: memo, memoIndex: localsIndex)
         }
         // A scope below the owner of a `.scopedTo` instance publishes it too, so that its next resolve
         // finds it lock-free.
         let memo = publishes && owner !== self ? self : nil
-        return try resolve(
-            slot, of: resolver, arguments, owner: owner, publishes: publishes, memoIn: memo, memoIndex: resolver.index)
+        return CachePlace(owner: owner, slot: slot, publishes: publishes, memo: memo, memoIndex: resolver.index)
+    }
+
+    /// The `captiveDependency` error for `resolver`, resolved while `captor` is being made.
+    func captiveDependency<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, captor: any Registration
+    ) -> ResolutionError {
+        var error = failure(.captiveDependency, resolver.serviceKey)
+        error.reuse = resolver.reuse
+        error.captor = captor.serviceKey
+        error.captorReuse = captor.reuse
+        return error
+    }
+
+    /// The error for a synchronous resolve of a registration whose factory is `async`. Resolved at the top
+    /// (not from inside a synchronous factory), the `async` resolve that caught it goes on to await it.
+    func requiresAwait<Service, Args>(_ resolver: ServiceResolver<Service, Args>) -> ResolutionError {
+        var error = failure(.requiresAwait, resolver.serviceKey)
+        error.isAwaitableHere = ResolutionContext.current.depth == 0
+        return error
     }
 
     /// The instance a slot's box holds: an `InstanceBox<Service>`, or for a `.weak` registration a
     /// ``WeakBox``, whose instance may be gone (nil). Call with the lock held.
-    private func instance<Service, Args>(in box: AnyObject, of resolver: ServiceResolver<Service, Args>) -> Service? {
+    func instance<Service, Args>(in box: AnyObject, of resolver: ServiceResolver<Service, Args>) -> Service? {
         // A slot holds the boxes of one registration, whose service type is `Service`.
         guard resolver.reuse.kind == .weak else { return unsafeDowncast(box, to: InstanceBox<Service>.self).value }
         return unsafeDowncast(box, to: WeakBox.self).object as? Service
@@ -424,7 +480,7 @@ extension Scope {
     }
 
     /// The error for a `.scopedTo` registration resolved where no scope matches, naming the scopes searched.
-    private func noMatchingScope<Service, Args>(
+    func noMatchingScope<Service, Args>(
         for resolver: ServiceResolver<Service, Args>, upTo last: Scope?
     ) -> ResolutionError {
         var error = failure(.noMatchingScope, resolver.serviceKey)
@@ -440,7 +496,7 @@ extension Scope {
     }
 
     /// This scope's slot for an arguments-ignoring registration, made on first use. Call with the lock held.
-    private func singleSlot<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> Slot {
+    func singleSlot<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> Slot {
         switch storedCache(for: resolver) {
         case let slot as Slot:
             return slot
@@ -460,7 +516,7 @@ extension Scope {
 
     /// This scope's cache for a registration with a comparator, made on first use; a slot cached before
     /// the comparator was set is kept in it. Call with the lock held.
-    private func instanceCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> InstanceCache<Args> {
+    func instanceCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> InstanceCache<Args> {
         let existing = storedCache(for: resolver)
         if let existing, !(existing is Slot) {
             // Caches are named by the registration's index, so this one was made for these `Args`.
@@ -474,11 +530,11 @@ extension Scope {
 
     /// This scope's cache for `resolver` (a ``Slot`` or an ``InstanceCache``): the root scope keeps it on
     /// the registration, a child scope in its table. Call with the lock held.
-    private func storedCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> AnyObject? {
+    func storedCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> AnyObject? {
         parent == nil ? resolver.rootCache : cache(for: resolver.index)
     }
 
-    private func storeCache<Service, Args>(_ cache: AnyObject, for resolver: ServiceResolver<Service, Args>) {
+    func storeCache<Service, Args>(_ cache: AnyObject, for resolver: ServiceResolver<Service, Args>) {
         if parent == nil {
             resolver.rootCache = cache
         } else {
@@ -492,7 +548,7 @@ extension Scope {
     /// A comparator that resolves its own registration would recurse without end (it runs before the
     /// registration's factory puts it on the path), so this thread's running comparators are recorded
     /// and re-entering one is a cycle.
-    private func comparedSlot<Service, Args>(
+    func comparedSlot<Service, Args>(
         in cache: InstanceCache<Args>, of resolver: ServiceResolver<Service, Args>, for arguments: Args,
         isEqual: (Args, Args) -> Bool
     ) throws(ResolutionError) -> Slot {
@@ -559,6 +615,16 @@ extension Scope {
                 }
                 lock.unlock()
                 throw failure(.dependencyCycle, resolver.serviceKey)
+            case .creatingAsync(let creation):
+                // Its `resolved` callback, running on this thread, resolves it again: it is cached. Any other
+                // synchronous resolve must not block a thread on an async creation: it must await it.
+                if let box = creation.box, creation.callbackContext === ResolutionContext.current,
+                   let instance = instance(in: box, of: resolver) {
+                    lock.unlock()
+                    return instance
+                }
+                lock.unlock()
+                throw requiresAwait(resolver)
             case .creating, .initializing:
                 // Another thread is making it (or this one, which the wait reports as a cycle).
                 let flight = slot.flight(of: resolver)
@@ -569,6 +635,10 @@ extension Scope {
                 }
                 lock.lock()
             case .empty:
+                guard resolver.asyncFactory == nil else {
+                    lock.unlock()
+                    throw requiresAwait(resolver)
+                }
                 let context = ResolutionContext.current
                 slot.state = .creating(context)
                 let onResolved = resolver.onResolved
@@ -664,7 +734,7 @@ extension Scope {
     /// Caches a finished instance's box in `slot` of this scope and, when `publishes`, publishes it for
     /// the lock-free path. Call with the lock held.
     /// - Returns: The flight of the threads waiting for the instance, to finish once the lock is released.
-    private func store<Service, Args>(
+    func store<Service, Args>(
         _ box: AnyObject, in slot: Slot, of resolver: ServiceResolver<Service, Args>, publishes: Bool
     ) -> InFlight? {
         let flight = slot.settle(.created(box))
@@ -703,7 +773,7 @@ extension Scope {
         return instance
     }
 
-    private func runCallback<Service, Args>(
+    func runCallback<Service, Args>(
         _ callback: @Sendable (Scope, Service) throws -> Void,
         _ scope: Scope,
         _ instance: Service,
@@ -718,8 +788,9 @@ extension Scope {
     }
 
     /// An error for `requested`, carrying this thread's resolution path when it happens inside a factory.
-    private func failure(_ code: ResolutionError.Code, _ requested: ServiceKey, scopeKey: AnyHashable? = nil) -> ResolutionError {
-        let outer = ResolutionContext.current.pathKeys
+    func failure(_ code: ResolutionError.Code, _ requested: ServiceKey, scopeKey: AnyHashable? = nil) -> ResolutionError {
+        // The async factories this task is running (if any), then this thread's synchronous ones.
+        let outer = (AsyncNode.current?.pathKeys ?? []) + ResolutionContext.current.pathKeys
         return ResolutionError(code, requested: requested, path: outer.isEmpty ? [] : outer + [requested], scopeKey: scopeKey)
     }
 }
@@ -750,6 +821,24 @@ protocol OptionalKey {
 extension Optional: OptionalKey where Wrapped: Hashable {
     @usableFromInline
     var erasedWrapped: AnyHashable? { flatMap { Scope.erased($0) } }
+}
+
+/// What the locked path found for a resolve (see ``Scope/find(_:_:_:)``).
+enum Found<Service, Args> {
+    case value(Service)
+    case registration(ServiceResolver<Service, Args>, registeredIn: Scope?, localsIndex: Int)
+    case missing(Registry.Entry?)
+}
+
+/// Where a reused instance is cached and published (see ``Scope/cachePlace(of:_:registeredIn:localsIndex:)``).
+struct CachePlace {
+    let owner: Scope
+    let slot: Slot
+    /// Whether the owner publishes the instance for the lock-free path (in its root word or table).
+    let publishes: Bool
+    /// The resolving scope, when it publishes the instance too, at `memoIndex`.
+    let memo: Scope?
+    let memoIndex: Int
 }
 
 /// What the lock-free path found for a resolve.

@@ -19,6 +19,9 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     public let serviceKey: ServiceKey
     let index: Int
     @usableFromInline let factory: (Scope, Args) throws -> Service
+    /// The factory of a registration made with an `async` one, which only an `async` resolve runs (then
+    /// `factory` is never called); nil for a synchronous registration.
+    let asyncFactory: ((Scope, Args) async throws -> Service)?
     /// Whether the cache disposes a `Disposable` instance: false for an instance registered as it is,
     /// which the container did not make (an `onDispose` callback still runs).
     let disposesInstances: Bool
@@ -55,8 +58,10 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         registry: Registry,
         disposesInstances: Bool = true,
         dependencies: [ServiceKey]? = nil,
-        factory: @escaping (Scope, Args) throws -> Service
+        factory: @escaping (Scope, Args) throws -> Service,
+        asyncFactory: ((Scope, Args) async throws -> Service)? = nil
     ) {
+        self.asyncFactory = asyncFactory
         self.disposesInstances = disposesInstances
         self.dependencies = dependencies
         self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, key: key)
@@ -231,6 +236,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var route: LookupTable.Route? {
         switch reuse.kind {
         case .transient:
+            guard asyncFactory == nil else { return nil }
             return onResolved == nil && disposableTransients != .tracked && decorators.isEmpty ? .transient : nil
         case .graph:
             return nil

@@ -205,7 +205,7 @@ func serve(_ request: Request) async throws -> Outcome {
     return try await scope.withCurrent {
         let controller = RequestController()
         let response = try await controller.respond()
-        let again = try scope.require(DatabaseSession.self)
+        let again = try await scope.require(DatabaseSession.self)
         return Outcome(
             user: request.user,
             pricing: controller.pricing.name,

@@ -29,7 +29,7 @@ enum App {
         test.register((any Greeter).self, reuse: .singleton) { FixedGreeter(greeting: "fake \(index)") }
         try await test.withCurrent {
             for round in 0..<20 {
-                let checkout = try test.require(App.Checkout.self)
+                let checkout = try await test.require(App.Checkout.self)
                 #expect(checkout.viaFactory.greeting == "fake \(index)", "round \(round)")
                 #expect(checkout.greeter.greeting == "fake \(index)", "injected, round \(round)")
                 #expect(try inject((any Greeter).self).greeting == "fake \(index)")
@@ -38,6 +38,6 @@ enum App {
                 #expect(App.Checkout(viaFactory: FixedGreeter(greeting: "")).greeter.greeting == "fake \(index)")
             }
         }
-        #expect(try App.container.require((any Greeter).self).greeting == "production")
+        #expect(try await App.container.require((any Greeter).self).greeting == "production")
     }
 }

@@ -102,7 +102,7 @@ final class Child: @unchecked Sendable {
         container.register(Foo.self, reuse: .inScope) { Foo() }
         let request = container.openScope("request")
         request.provide(ProvidedRequest(id: 7))
-        let session = try request.require(Foo.self)
+        let session = try await request.require(Foo.self)
         try await request.withCurrent {
             let handler = RequestHandler()
             #expect(handler.request.id == 7)

@@ -11,6 +11,8 @@ final class Slot {  // guarded by the container's lock
         case initializing(AnyObject, ResolutionContext)
         /// Made; the `InstanceBox<Service>` is what the lock-free path publishes.
         case created(AnyObject)
+        /// Being made by an `async` factory: tasks that want it await the creation (no thread blocks).
+        case creatingAsync(AsyncCreation)
     }
 
     var state: State = .empty
@@ -26,7 +28,7 @@ final class Slot {  // guarded by the container's lock
             let attached = InFlight(owner: owner, resolver: resolver)
             flight = attached
             return attached
-        case .empty, .created:
+        case .empty, .created, .creatingAsync:
             return nil
         }
     }

@@ -1,0 +1,451 @@
+/// The `async` resolve path: what an `await scope.require(…)` does once the synchronous path (cached
+/// instances, synchronous factories) has said that the service's factory is `async`. See ARCHITECTURE.md.
+extension Scope {
+    /// Finds or makes the instance registered for (`Service`, `Args`, `key`), awaiting an `async` factory.
+    ///
+    /// The synchronous path runs first, so a cached instance or a synchronous service costs what it costs
+    /// there, without a suspension; only a registration whose factory is `async` (and not cached yet) goes on
+    /// to ``resolveAwaiting(_:_:key:)``.
+    @inlinable
+    func resolveInstanceAsync<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) async throws -> Service {
+        do throws(ResolutionError) {
+            return try resolveInstance(Service.self, arguments, key: key)
+        } catch {
+            guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+        }
+        return try await resolveAwaiting(Service.self, arguments, key: key)
+    }
+
+    /// The same, with a key of a concrete type.
+    @inlinable
+    func resolveInstanceAsync<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, typedKey key: Key
+    ) async throws -> Service {
+        do throws(ResolutionError) {
+            return try resolveInstance(Service.self, arguments, typedKey: key)
+        } catch {
+            guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+        }
+        return try await resolveAwaiting(Service.self, arguments, key: Self.erased(key))
+    }
+
+    /// The locked lookup for an `async` resolve, then the registration's creation, awaited.
+    @usableFromInline
+    func resolveAwaiting<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) async throws -> Service {
+        let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
+        let lock = registry.lock
+        lock.lock()
+        if isDisposedValue {
+            lock.unlock()
+            throw failure(.scopeDisposed, requested, scopeKey: self.key)
+        }
+        registry.publishTableIfNeeded()
+        switch find(requested, Service.self, Args.self) {
+        case .value(let value):
+            lock.unlock()
+            return value
+        case .missing(let entry):
+            lock.unlock()
+            return try notFound(requested, arguments, entry: entry)
+        case .registration(let resolver, let registeredIn, let localsIndex):
+            guard let factory = resolver.asyncFactory else {
+                // Replaced by a synchronous registration since the synchronous path looked.
+                lock.unlock()
+                return try resolveInstance(Service.self, arguments, key: key)
+            }
+            return try await resolveRegistered(
+                resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+        }
+    }
+
+    /// Makes a transient or `.graph` instance, or awaits the cached one's creation. Call with the lock held;
+    /// returns with it released.
+    private func resolveRegistered<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, registeredIn: Scope?, localsIndex: Int
+    ) async throws -> Service {
+        let lock = registry.lock
+        let node = AsyncNode.current
+        if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
+           let captor = ResolutionContext.current.captor() ?? node?.captor() {
+            lock.unlock()
+            throw captiveDependency(resolver, captor: captor)
+        }
+        switch resolver.reuse.kind {
+        case .transient:
+            let onResolved = resolver.onResolved
+            let decorators = resolver.decorators
+            lock.unlock()
+            let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
+            if let onResolved { try runCallback(onResolved, resolver, self, instance) }
+            guard resolver.isDisposableTransient(instance) else { return instance }
+            return try admitDisposableTransient(instance, of: resolver)
+        case .graph:
+            let onResolved = resolver.onResolved
+            let decorators = resolver.decorators
+            lock.unlock()
+            // One per outermost async resolve: kept on the chain of factories that is running.
+            if let box = node?.graph.instance(for: resolver.index) {
+                return unsafeDowncast(box, to: InstanceBox<Service>.self).value
+            }
+            let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
+            if let node {
+                let kept = node.graph.keep(resolver.boxType.init(instance), for: resolver.index)
+                let instance = unsafeDowncast(kept, to: InstanceBox<Service>.self).value
+                if let onResolved { try runCallback(onResolved, resolver, self, instance) }
+                return instance
+            }
+            if let onResolved { try runCallback(onResolved, resolver, self, instance) }
+            return instance
+        case .singleton, .weak, .inScope, .scopedTo:
+            let place = try cachePlace(of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+            return try await resolve(place, of: resolver, factory, arguments, node: node)
+        }
+    }
+
+    /// Returns the slot's instance, awaits the task making it, or makes it: exactly once per slot. Call
+    /// with the lock held; returns with it released.
+    private func resolve<Service, Args>(
+        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
+        _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?
+    ) async throws -> Service {
+        let lock = registry.lock
+        let slot = place.slot
+        var retiredWeakBox: AnyObject?
+        defer { if retiredWeakBox != nil { ReadSection.waitForReaders() } }
+        while true {
+            if place.owner.isDisposedValue {
+                lock.unlock()
+                throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: place.owner.key)
+            }
+            switch slot.state {
+            case .created(let box):
+                guard let instance = instance(in: box, of: resolver) else {
+                    // A `.weak` instance nobody holds any more: make the next one (see the synchronous path).
+                    if place.publishes { resolver.rootWord.publish(nil) }
+                    retiredWeakBox = box
+                    slot.state = .empty
+                    continue
+                }
+                place.memo?.publishBelowOwner(slot, box: box, index: place.memoIndex)
+                lock.unlock()
+                return instance
+            case .creatingAsync(let creation):
+                // This task's own chain is making it (directly, or in a parent task awaiting this one), or the
+                // task making it waits, through other creations, for one this chain makes: a cycle.
+                if let node, node.isMaking(creation) || !AsyncCreation.startWaiting(for: creation, from: node) {
+                    lock.unlock()
+                    throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
+                }
+                let waiter = creation.addWaiter()
+                lock.unlock()
+                let cancelled = await creation.wait(waiter, lock: lock)
+                AsyncCreation.stopWaiting(from: node)
+                // A cancelled waiter stops waiting; the creation goes on for the others.
+                if cancelled { throw CancellationError() }
+                lock.lock()
+            case .creating, .initializing:
+                // A synchronous creation on some thread: not made for an async registration, but served.
+                let flight = slot.flight(of: resolver)
+                lock.unlock()
+                if let flight {
+                    try ResolutionContext.current.wait(for: flight, requested: resolver.serviceKey, limit: registry.waitLimit)
+                }
+                lock.lock()
+            case .empty:
+                let creation = AsyncCreation()
+                slot.state = .creatingAsync(creation)
+                let onResolved = resolver.onResolved
+                let onDispose = resolver.onDispose
+                let decorators = resolver.decorators
+                lock.unlock()
+                return try await make(
+                    resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
+                    onResolved: onResolved, onDispose: onDispose)
+            }
+        }
+    }
+
+    /// Runs an async factory of a reused service, caches the instance, runs its `resolved` callback and
+    /// wakes the tasks awaiting it. Called with the lock released and the slot marked with `creation`; every
+    /// way out settles the slot and wakes the waiters (who make it again when this one failed).
+    private func make<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, place: CachePlace, creation: AsyncCreation, node: AsyncNode?,
+        decorators: [Decorator<Service>], onResolved: (@Sendable (Scope, Service) throws -> Void)?,
+        onDispose: (@Sendable (Service) throws -> Void)?
+    ) async throws -> Service {
+        let lock = registry.lock
+        let owner = place.owner
+        let slot = place.slot
+        func abandon() {
+            let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
+                slot.state = .empty
+                return creation.finish()
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+        let instance: Service
+        do {
+            instance = try await make(resolver, factory, arguments, in: owner, creation: creation, node: node, decorators: decorators)
+        } catch {
+            abandon()
+            throw error
+        }
+        let isWeak = resolver.reuse.kind == .weak
+        let record = isWeak ? nil : DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
+        let box: AnyObject
+        if isWeak {
+            guard Swift.type(of: instance as Any) is AnyClass else {
+                abandon()
+                throw failure(.weakValueType, resolver.serviceKey)
+            }
+            box = WeakBox(instance as AnyObject)
+        } else {
+            box = resolver.boxType.init(instance)
+        }
+        lock.lock()
+        guard !owner.isDisposedValue else {
+            lock.unlock()
+            abandon()
+            try? record?.dispose()
+            throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
+        }
+        if let record { owner.disposals.append(record) }
+        if let onResolved {
+            // Cached for this thread first, so that what the callback resolves can get back to the instance.
+            creation.box = box
+            creation.callbackContext = ResolutionContext.current
+            lock.unlock()
+            do {
+                try runCallback(onResolved, resolver, owner, instance)
+            } catch {
+                lock.withLock {
+                    if let index = owner.disposals.lastIndex(where: { $0.slot === slot }) { owner.disposals.remove(at: index) }
+                }
+                abandon()
+                try? record?.dispose()
+                throw error
+            }
+            lock.lock()
+            creation.callbackContext = nil
+            // Disposed while the callback ran: the disposal took the record and disposes the instance.
+            if owner.isDisposedValue {
+                lock.unlock()
+                abandon()
+                throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
+            }
+        }
+        _ = owner.store(box, in: slot, of: resolver, publishes: place.publishes)
+        let waiters = creation.finish()
+        lock.unlock()
+        for waiter in waiters { waiter.resume() }
+        return instance
+    }
+
+    /// Runs an async factory and the decorators with the registration on this task's async resolution path.
+    private func make<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]
+    ) async throws -> Service {
+        if let node {
+            if node.contains(resolver) { throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node) }
+            if node.depth >= ResolutionError.maximumDepth {
+                throw AsyncNode.pathError(.resolutionTooDeep, resolver.serviceKey, node: node)
+            }
+        }
+        let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
+        do {
+            var instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
+            for decorator in decorators { instance = try decorator(scope, instance) }
+            return instance
+        } catch let error as ResolutionError {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw AsyncNode.pathError(.factoryFailed, resolver.serviceKey, node: node, underlyingError: error)
+        }
+    }
+
+    /// Runs a `resolved` callback (synchronous) with the registration on this thread's path.
+    private func runCallback<Service, Args>(
+        _ callback: @Sendable (Scope, Service) throws -> Void, _ resolver: ServiceResolver<Service, Args>,
+        _ scope: Scope, _ instance: Service
+    ) throws(ResolutionError) {
+        let context = ResolutionContext.current
+        try context.enter(resolver)
+        defer { context.leave() }
+        try runCallback(callback, scope, instance, of: resolver, context: context)
+    }
+}
+
+/// One `async` factory running: its registration, the creation it fills (nil for a transient), and the
+/// node of the factory that resolved it. The chain is a task's async resolution path; child tasks inherit it
+/// (a task-local value), so a child that resolves what its parent is making is a cycle, not a deadlock.
+final class AsyncNode: Sendable {
+    /// The innermost async factory running in this task, or nil.
+    @TaskLocal static var current: AsyncNode?
+
+    let registration: any Registration
+    let creation: AsyncCreation?
+    let parent: AsyncNode?
+    let depth: Int
+    /// The `.graph` instances of the outermost async resolve, shared by the whole chain.
+    let graph: AsyncGraph
+
+    init(registration: any Registration, creation: AsyncCreation?, parent: AsyncNode?) {
+        self.registration = registration
+        self.creation = creation
+        self.parent = parent
+        self.depth = (parent?.depth ?? 0) + 1
+        self.graph = parent?.graph ?? AsyncGraph()
+    }
+
+    /// The nodes from this one out to the outermost.
+    private var chain: UnfoldSequence<AsyncNode, (AsyncNode?, Bool)> {
+        sequence(first: self) { $0.parent }
+    }
+
+    func contains(_ registration: AnyObject) -> Bool {
+        chain.contains { $0.registration === registration }
+    }
+
+    /// Whether this chain is making `creation`.
+    func isMaking(_ creation: AsyncCreation) -> Bool {
+        chain.contains { $0.creation === creation }
+    }
+
+    /// The creations this chain is making, innermost first.
+    var creations: [AsyncCreation] {
+        chain.compactMap(\.creation)
+    }
+
+    /// The service keys on the path, outermost first.
+    var pathKeys: [ServiceKey] {
+        chain.map(\.registration.serviceKey).reversed()
+    }
+
+    /// A container-wide registration on the chain that would capture a scoped service (see
+    /// ``ResolutionContext/captor()``).
+    func captor() -> (any Registration)? {
+        chain.map(\.registration).last { registration in
+            switch registration.reuse.kind {
+            case .singleton, .weak: return !registration.allowsCaptiveDependencies
+            case .transient, .graph, .inScope, .scopedTo: return false
+            }
+        }
+    }
+
+    /// An error for `requested`, resolved inside the chain ending at `node`, with the path.
+    static func pathError(
+        _ code: ResolutionError.Code, _ requested: ServiceKey, node: AsyncNode?, underlyingError: (any Error)? = nil
+    ) -> ResolutionError {
+        let outer = node?.pathKeys ?? []
+        return ResolutionError(
+            code, requested: requested, path: outer.isEmpty ? [] : outer + [requested], underlyingError: underlyingError)
+    }
+}
+
+/// The `.graph` instances of one outermost async resolve, by registration index.
+final class AsyncGraph: @unchecked Sendable {  // `instances` is guarded by `lock`
+    private let lock = Lock()
+    private var instances: [Int: AnyObject] = [:]
+
+    func instance(for index: Int) -> AnyObject? {
+        lock.withLock { instances[index] }
+    }
+
+    /// Keeps `box` unless a child task kept one first; returns the one kept.
+    func keep(_ box: AnyObject, for index: Int) -> AnyObject {
+        lock.withLock {
+            if let kept = instances[index] { return kept }
+            instances[index] = box
+            return box
+        }
+    }
+}
+
+/// An `async` creation of a reused instance under way: the tasks awaiting it (continuations, no blocked
+/// thread), and what its creator waits for, to see a cycle across tasks before it deadlocks.
+final class AsyncCreation: @unchecked Sendable {
+    // `waiters`, `nextWaiter`, `isFinished`, `box` and `callbackContext` are guarded by the container's lock;
+    // `waitingOn` by `AsyncCreation.waitLock`.
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter = 0
+    private var isFinished = false
+    /// The instance, while its `resolved` callback runs on `callbackContext`'s thread.
+    var box: AnyObject?
+    var callbackContext: ResolutionContext?
+    /// The creation the task making this one is waiting for, if any.
+    private var waitingOn: AsyncCreation?
+
+    /// Guards every creation's `waitingOn`: the wait-for graph between tasks.
+    private static let waitLock = Lock()
+
+    /// A number for a new waiter. Call with the container's lock held.
+    func addWaiter() -> Int {
+        nextWaiter += 1
+        return nextWaiter
+    }
+
+    /// Suspends until the creation finishes (made or failed), or the task is cancelled. Call without the lock.
+    /// - Returns: Whether the task was cancelled.
+    func wait(_ waiter: Int, lock: Lock) async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                lock.lock()
+                // Finished already, or cancelled before the handler could find the continuation: go on.
+                if isFinished || Task.isCancelled {
+                    lock.unlock()
+                    continuation.resume()
+                    return
+                }
+                waiters[waiter] = continuation
+                lock.unlock()
+            }
+        } onCancel: {
+            let continuation = lock.withLock { waiters.removeValue(forKey: waiter) }
+            continuation?.resume()
+        }
+        return Task.isCancelled
+    }
+
+    /// Ends the creation and takes its waiters, to resume once the lock is released. Call with the lock held.
+    func finish() -> [CheckedContinuation<Void, Never>] {
+        isFinished = true
+        box = nil
+        callbackContext = nil
+        defer { waiters = [:] }
+        return Array(waiters.values)
+    }
+
+    /// Records that the chain ending at `node` waits for `target`, unless that would close a loop: the task
+    /// making `target` waits, through other creations, for one the chain makes.
+    /// - Returns: False for a cycle (nothing recorded).
+    static func startWaiting(for target: AsyncCreation, from node: AsyncNode) -> Bool {
+        let making = node.creations
+        guard let innermost = making.first else { return true }
+        return waitLock.withLock {
+            var next: AsyncCreation? = target
+            var steps = 0
+            while let creation = next, steps <= ResolutionError.maximumDepth * 4 {
+                if making.contains(where: { $0 === creation }) { return false }
+                next = creation.waitingOn
+                steps += 1
+            }
+            innermost.waitingOn = target
+            return true
+        }
+    }
+
+    /// Ends what ``startWaiting(for:from:)`` recorded.
+    static func stopWaiting(from node: AsyncNode?) {
+        guard let innermost = node?.creations.first else { return }
+        waitLock.withLock { innermost.waitingOn = nil }
+    }
+}

@@ -1,0 +1,319 @@
+import Testing
+import Stimpak
+
+/// A gate that tasks await until it opens: no thread is blocked.
+actor AsyncGate {
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func wait() async {
+        if isOpen { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func open() {
+        isOpen = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
+    }
+}
+
+/// Counts from any task.
+actor AsyncCounter {
+    private(set) var value = 0
+    @discardableResult
+    func increment() -> Int {
+        value += 1
+        return value
+    }
+}
+
+final class AsyncService: @unchecked Sendable {
+    let serial: Int
+    let log: EventLog?
+    init(serial: Int, log: EventLog? = nil) {
+        self.serial = serial
+        self.log = log
+    }
+}
+
+final class DisposableAsync: Disposable, @unchecked Sendable {
+    let log: EventLog
+    init(log: EventLog) { self.log = log }
+    func dispose() { log.append("disposed") }
+}
+
+/// Registrations with `async` factories, resolved with `await`.
+@Suite(.timeLimit(.minutes(2))) struct AsyncFactoryTests {
+    @Test("1,000 tasks racing one async singleton: one creation, one instance, no thread blocked")
+    func thousandTasksOneCreation() async throws {
+        let container = Container()
+        let counter = AsyncCounter()
+        container.register(AsyncService.self, reuse: .singleton) {
+            let serial = await counter.increment()
+            try await Task.sleep(nanoseconds: 20_000_000)   // long enough that the others wait
+            return AsyncService(serial: serial)
+        }
+        let serials = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<1_000 {
+                group.addTask { try await container.require(AsyncService.self).serial }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(serials.count == 1_000)
+        #expect(Set(serials) == [1])
+        #expect(await counter.value == 1)
+        #expect(try container.root.requireSynchronously(AsyncService.self).serial == 1, "once made, it resolves synchronously too")
+    }
+
+    @Test("every option: keys, runtime arguments, the scope-taking form, .inScope per scope, callbacks, decorators")
+    func everyOption() async throws {
+        let container = Container()
+        let log = EventLog()
+        container.register(String.self, key: "greeting") { () async in "hello" }
+        container.register(AsyncService.self, reuse: .inScope) { (scope: Scope) async throws in
+            AsyncService(serial: try await scope.require(Int.self, ("a", 2)), log: log)
+        }
+        .resolved { _, service in log.append("resolved \(service.serial)") }
+        container.register(Int.self) { (name: String, count: Int) async in name.count + count }
+        container.decorate(String.self) { _, text in text.uppercased() }
+        #expect(try await container.require(String.self, key: "greeting") == "HELLO")
+        #expect(await container.resolve(String.self, key: AnyHashable("greeting")) == "HELLO")
+        let scope = container.openScope("s")
+        let first = try await scope.require(AsyncService.self)
+        #expect(first.serial == 3)
+        #expect(try await scope.require(AsyncService.self) === first)
+        #expect(try await container.openScope("t").require(AsyncService.self) !== first)
+        #expect(log.events == ["resolved 3", "resolved 3"])
+        #expect(try await scope.require(Int.self, ("abc", 1)) == 4)
+    }
+
+    @Test("a synchronous resolve of an async service says to await it, and never blocks")
+    func synchronousResolveSaysAwait() async throws {
+        let container = Container()
+        container.register(AsyncService.self, reuse: .singleton) { () async in AsyncService(serial: 1) }
+        container.register(Foo.self) { (scope: Scope) in
+            _ = try scope.require(AsyncService.self)
+            return Foo()
+        }
+        let direct = try #require(throws: ResolutionError.self) { try container.root.requireSynchronously(AsyncService.self) }
+        #expect(direct.code == .requiresAwait)
+        #expect(direct.description.contains("synchronously: its factory is async"))
+        #expect(direct.description.contains("Fix: resolve it with try await scope.require(AsyncService.self)"))
+        let nested = try #require(throws: ResolutionError.self) { try container.root.requireSynchronously(Foo.self) }
+        #expect(nested.code == .requiresAwait)
+        #expect(nested.pathDescription == "Foo → AsyncService")
+        #expect(nested.description.contains("Fix: make the factory of Foo async too"))
+        // From async code, the synchronous factory still cannot await it: the same error.
+        await #expect(throws: ResolutionError.self) { try await container.require(Foo.self) }
+        _ = try await container.require(AsyncService.self)
+        #expect(try container.root.requireSynchronously(AsyncService.self).serial == 1, "cached: no await needed")
+    }
+
+    @Test("synchronous services resolve from async code as they do from synchronous code")
+    func synchronousServicesFromAsync() async throws {
+        let container = Container()
+        container.register(Foo.self, reuse: .singleton) { Foo() }
+        container.register(Person.self) { (first: String, last: String) in Person(first, last) }
+        let foo = try await container.require(Foo.self)
+        #expect(try await container.require(Foo.self) === foo)
+        #expect(try await container.require(Person.self, ("Ada", "Lovelace")).first == "Ada")
+    }
+
+    @Test("a cancelled waiter stops waiting; the creation goes on for the others")
+    func cancelledWaiter() async throws {
+        let container = Container()
+        let gate = AsyncGate()
+        let started = AsyncGate()
+        let counter = AsyncCounter()
+        container.register(AsyncService.self, reuse: .singleton) {
+            await started.open()
+            await gate.wait()
+            return AsyncService(serial: await counter.increment())
+        }
+        let creator = Task { try await container.require(AsyncService.self) }
+        await started.wait()
+        let waiter = Task { try await container.require(AsyncService.self) }
+        try await Task.sleep(nanoseconds: 10_000_000)
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        await gate.open()
+        #expect(try await creator.value.serial == 1)
+        #expect(try await container.require(AsyncService.self).serial == 1)
+        #expect(await counter.value == 1)
+    }
+
+    @Test("a creation that throws lets the next resolver try again, waiters included")
+    func retryAfterFailure() async throws {
+        let container = Container()
+        let attempts = AsyncCounter()
+        let started = AsyncGate()
+        let release = AsyncGate()
+        container.register(AsyncService.self, reuse: .singleton) {
+            let attempt = await attempts.increment()
+            if attempt == 1 {
+                await started.open()
+                await release.wait()
+                throw Boom()
+            }
+            return AsyncService(serial: attempt)
+        }
+        let first = Task { try await container.require(AsyncService.self) }
+        await started.wait()
+        let second = Task { try await container.require(AsyncService.self) }
+        try await Task.sleep(nanoseconds: 10_000_000)
+        await release.open()
+        let error = await #expect(throws: ResolutionError.self) { try await first.value }
+        #expect(error?.code == .factoryFailed)
+        #expect(try await second.value.serial == 2, "the waiter made it")
+        #expect(try await container.require(AsyncService.self).serial == 2)
+    }
+
+    @Test("a cancelled creator's CancellationError reaches it; the next resolver makes the instance")
+    func cancelledCreatorRetries() async throws {
+        let container = Container()
+        let started = AsyncGate()
+        let attempts = AsyncCounter()
+        container.register(AsyncService.self, reuse: .singleton) {
+            let attempt = await attempts.increment()
+            if attempt == 1 {
+                await started.open()
+                try await Task.sleep(nanoseconds: 10_000_000_000)
+            }
+            return AsyncService(serial: attempt)
+        }
+        let creator = Task { try await container.require(AsyncService.self) }
+        await started.wait()
+        creator.cancel()
+        await #expect(throws: CancellationError.self) { try await creator.value }
+        #expect(try await container.require(AsyncService.self).serial == 2)
+    }
+
+    @Test("a cycle of async factories is found with its path")
+    func cycleInOneTask() async throws {
+        let container = Container()
+        container.register(AsyncService.self, reuse: .singleton) { (scope: Scope) async throws in
+            _ = try await scope.require(Foo.self)
+            return AsyncService(serial: 1)
+        }
+        container.register(Foo.self) { (scope: Scope) async throws in
+            _ = try await scope.require(AsyncService.self)
+            return Foo()
+        }
+        let error = await #expect(throws: ResolutionError.self) { try await container.require(AsyncService.self) }
+        #expect(error?.code == .dependencyCycle)
+        #expect(error?.pathDescription == "AsyncService → Foo → AsyncService")
+    }
+
+    @Test("a cycle split across two tasks, each awaiting the other's creation, is found instead of hanging")
+    func cycleAcrossTasks() async throws {
+        let container = Container()
+        let aStarted = AsyncGate()
+        let bStarted = AsyncGate()
+        let rounds = AsyncCounter()
+        container.register(AsyncService.self, reuse: .singleton) { (scope: Scope) async throws in
+            if await rounds.increment() <= 2 {
+                await aStarted.open()
+                await bStarted.wait()
+            }
+            _ = try await scope.require(Foo.self)
+            return AsyncService(serial: 1)
+        }
+        container.register(Foo.self, reuse: .singleton) { (scope: Scope) async throws in
+            if await rounds.increment() <= 2 {
+                await bStarted.open()
+                await aStarted.wait()
+            }
+            _ = try await scope.require(AsyncService.self)
+            return Foo()
+        }
+        let a = Task { _ = try await container.require(AsyncService.self) }
+        let b = Task { _ = try await container.require(Foo.self) }
+        let errors = [await a.result, await b.result].compactMap { result -> ResolutionError? in
+            guard case .failure(let error) = result else { return nil }
+            return error as? ResolutionError
+        }
+        #expect(errors.count == 2)
+        #expect(errors.allSatisfy { $0.code == .dependencyCycle })
+    }
+
+    @Test("a child task that resolves what its parent is making is a cycle, not a deadlock")
+    func childTaskCycle() async throws {
+        let container = Container()
+        container.register(AsyncService.self, reuse: .singleton) { (scope: Scope) async throws in
+            async let child = scope.require(AsyncService.self)
+            _ = try await child
+            return AsyncService(serial: 1)
+        }
+        let error = await #expect(throws: ResolutionError.self) { try await container.require(AsyncService.self) }
+        #expect(error?.code == .dependencyCycle)
+    }
+
+    @Test("a scope disposed while its async instance is made: scopeDisposed, and the instance disposed")
+    func disposedDuringCreation() async throws {
+        let container = Container()
+        let log = EventLog()
+        let started = AsyncGate()
+        let release = AsyncGate()
+        container.register(DisposableAsync.self, reuse: .inScope) {
+            await started.open()
+            await release.wait()
+            return DisposableAsync(log: log)
+        }
+        let scope = container.openScope("request")
+        let creation = Task { try await scope.require(DisposableAsync.self) }
+        await started.wait()
+        scope.dispose()
+        await release.open()
+        let error = await #expect(throws: ResolutionError.self) { try await creation.value }
+        #expect(error?.code == .scopeDisposed)
+        #expect(log.events == ["disposed"])
+    }
+
+    @Test("async instances are disposed with their scope; captive dependencies are refused; .graph is shared in one resolve")
+    func rules() async throws {
+        let container = Container()
+        let log = EventLog()
+        container.register(DisposableAsync.self, reuse: .inScope) { () async in DisposableAsync(log: log) }
+        let scope = container.openScope("request")
+        _ = try await scope.require(DisposableAsync.self)
+        scope.dispose()
+        #expect(log.events == ["disposed"])
+
+        container.register(Foo.self, reuse: .inScope) { () async in Foo() }
+        container.register(AsyncService.self, reuse: .singleton) { (scope: Scope) async throws in
+            _ = try await scope.require(Foo.self)
+            return AsyncService(serial: 1)
+        }
+        let captive = await #expect(throws: ResolutionError.self) { try await container.require(AsyncService.self) }
+        #expect(captive?.code == .captiveDependency)
+        #expect(captive?.pathDescription == "AsyncService → Foo")
+
+        let graph = Container()
+        graph.register(Foo.self, reuse: .graph) { () async in Foo() }
+        graph.register(Person.self) { (scope: Scope) async throws in
+            let a = try await scope.require(Foo.self)
+            let b = try await scope.require(Foo.self)
+            return Person(a === b ? "shared" : "not shared", "")
+        }
+        #expect(try await graph.require(Person.self).first == "shared")
+    }
+
+    @Test("a scope's registration may be async too")
+    func scopeRegistration() async throws {
+        let container = Container()
+        container.register(AsyncService.self, reuse: .singleton) { () async in AsyncService(serial: 1) }
+        let test = container.openScope("test")
+        test.register(AsyncService.self, reuse: .singleton) { () async in AsyncService(serial: 2) }
+        #expect(try await test.openScope("below").require(AsyncService.self).serial == 2)
+        #expect(try await container.require(AsyncService.self).serial == 1)
+    }
+}
+
+extension Scope {
+    /// The synchronous `require`, callable from async code (where Swift picks the async form).
+    func requireSynchronously<Service>(_ type: Service.Type) throws(ResolutionError) -> Service {
+        try require(Service.self)
+    }
+}
+
