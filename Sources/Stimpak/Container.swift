@@ -64,4 +64,12 @@ public final class Container: Resolving, Sendable {
     public func dispose() -> [DisposalFailure] {
         root.dispose()
     }
+
+    /// Disposes every scope and every cached instance, singletons included, awaiting the asynchronous
+    /// hooks; the container resolves nothing afterwards.
+    /// - Returns: The disposal hooks that threw.
+    @discardableResult
+    public func dispose() async -> [DisposalFailure] {
+        await root.dispose()
+    }
 }

@@ -7,3 +7,14 @@ public protocol Disposable: AnyObject {
     /// Releases the instance's resources.
     func dispose() throws
 }
+
+/// A service that releases resources asynchronously (closes a connection, flushes a file) when the cache
+/// holding it is disposed.
+///
+/// `await scope.dispose()` awaits ``dispose()`` in the same order as synchronous hooks (reverse order of
+/// creation) and reports a throwing one. A synchronous `scope.dispose()` cannot await: it starts the
+/// asynchronous hooks in a task of their own, in that order, after the synchronous ones.
+public protocol AsyncDisposable: AnyObject {
+    /// Releases the instance's resources.
+    func dispose() async throws
+}

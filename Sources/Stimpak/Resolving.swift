@@ -267,6 +267,98 @@ extension Resolving {
     public func disposeScope(_ key: AnyHashable) -> [DisposalFailure] {
         resolutionScope[key]?.dispose() ?? []
     }
+
+    /// Disposes `scope` and its subtree, awaiting the asynchronous hooks; does nothing for a scope of another
+    /// container.
+    /// - Parameter scope: The scope to dispose.
+    /// - Returns: The disposal hooks that threw.
+    @discardableResult
+    public func disposeScope(_ scope: Scope) async -> [DisposalFailure] {
+        guard scope.registry === resolutionScope.registry else { return [] }
+        return await scope.dispose()
+    }
+
+    /// Disposes the open child scope with `key`, if any, and its subtree, awaiting the asynchronous hooks.
+    /// - Parameter key: The child's key.
+    /// - Returns: The disposal hooks that threw.
+    @discardableResult
+    public func disposeScope(_ key: AnyHashable) async -> [DisposalFailure] {
+        await resolutionScope[key]?.dispose() ?? []
+    }
+
+    /// Opens a new child scope that no other caller can get: its key is made for it (an
+    /// ``AnonymousScopeKey``). For a scope per request, so that two requests never share one.
+    /// - Returns: The child scope.
+    public func openScope() -> Scope {
+        resolutionScope.openAnonymousScope()
+    }
+
+    /// Opens a child scope (a new anonymous one when `key` is nil), runs `body` with it, and disposes it
+    /// however `body` ends: it returns or throws.
+    ///
+    /// ```swift
+    /// let response = try container.withScope { request in
+    ///     request.provide(httpRequest)
+    ///     return try request.require(Handler.self).handle()
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - key: The child's key; nil (the default) for a new anonymous scope, never shared.
+    ///   - body: The work to do in the scope.
+    /// - Returns: What `body` returns.
+    public func withScope<Result>(_ key: AnyHashable? = nil, _ body: (Scope) throws -> Result) rethrows -> Result {
+        let scope = key.map(resolutionScope.openScope) ?? resolutionScope.openAnonymousScope()
+        defer { scope.dispose() }
+        return try body(scope)
+    }
+
+    /// Opens a child scope (a new anonymous one when `key` is nil), runs the asynchronous `body` with it, and
+    /// disposes it, awaiting its asynchronous hooks, however `body` ends: it returns, throws or is cancelled
+    /// (then the hooks run in a task of their own, so that they are not cancelled too).
+    ///
+    /// ```swift
+    /// let response = try await container.withScope { request in
+    ///     request.provide(httpRequest)
+    ///     return try await request.withCurrent { try await Router().respond() }
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - key: The child's key; nil (the default) for a new anonymous scope, never shared.
+    ///   - isolation: The caller's actor, inherited: `body` runs on it.
+    ///   - body: The work to do in the scope.
+    /// - Returns: What `body` returns.
+    public func withScope<Result>(
+        _ key: AnyHashable? = nil, isolation: isolated (any Actor)? = #isolation, _ body: (Scope) async throws -> Result
+    ) async rethrows -> Result {
+        let scope = key.map(resolutionScope.openScope) ?? resolutionScope.openAnonymousScope()
+        let result: Result
+        do {
+            result = try await body(scope)
+        } catch {
+            await Self.disposeUncancelled(scope)
+            throw error
+        }
+        await Self.disposeUncancelled(scope)
+        return result
+    }
+
+    /// Awaits `scope`'s disposal, in a task of its own when this one is cancelled: a hook that closes a
+    /// connection must not find itself cancelled because the request was.
+    private static func disposeUncancelled(_ scope: Scope) async {
+        if Task.isCancelled {
+            await Task { await scope.dispose() }.value
+        } else {
+            await scope.dispose()
+        }
+    }
+}
+
+/// The key of a scope opened with ``Resolving/openScope()``: unique among its siblings, and made only by
+/// Stimpak, so no other caller can open or find that scope by key.
+public struct AnonymousScopeKey: Hashable, Sendable, CustomStringConvertible {
+    let number: Int
+
+    public var description: String { "anonymous scope #\(number)" }
 }
 
 extension Scope {

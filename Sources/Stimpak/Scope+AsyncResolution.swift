@@ -177,7 +177,7 @@ extension Scope {
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, place: CachePlace, creation: AsyncCreation, node: AsyncNode?,
         decorators: [Decorator<Service>], onResolved: (@Sendable (Scope, Service) throws -> Void)?,
-        onDispose: (@Sendable (Service) throws -> Void)?
+        onDispose: DisposeHook<Service>?
     ) async throws -> Service {
         let lock = registry.lock
         let owner = place.owner

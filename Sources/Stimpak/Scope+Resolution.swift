@@ -217,7 +217,7 @@ extension Scope {
         case .refused:
             lock.unlock()
             // Made here and refused here: nothing else would dispose it.
-            try? resolver.disposable(instance)?.dispose()
+            try? DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: nil)?.dispose()
             throw failure(.disposableTransient, resolver.serviceKey)
         }
     }
@@ -662,7 +662,7 @@ extension Scope {
         into slot: Slot,
         decorators: [Decorator<Service>],
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
-        onDispose: (@Sendable (Service) throws -> Void)?,
+        onDispose: DisposeHook<Service>?,
         context: ResolutionContext,
         publishes: Bool
     ) throws(ResolutionError) -> Service {
@@ -796,17 +796,26 @@ extension Scope {
 }
 
 extension DisposalRecord {
-    /// The record for a new cached instance, or nil when it has neither an `onDispose` hook nor `Disposable`.
+    /// The record for a new cached instance, or nil when it has neither an `onDispose` hook nor is
+    /// `Disposable` or ``AsyncDisposable``.
     init?<Service, Args>(
         for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot?,
-        onDispose: (@Sendable (Service) throws -> Void)?
+        onDispose: DisposeHook<Service>?
     ) {
-        if let onDispose {
-            self.init(key: resolver.serviceKey, slot: slot, dispose: { try onDispose(instance) })
-        } else if resolver.disposesInstances, let disposable = resolver.disposable(instance) {
-            self.init(key: resolver.serviceKey, slot: slot, dispose: { try disposable.dispose() })
-        } else {
-            return nil
+        switch onDispose {
+        case .sync(let hook)?:
+            self.init(key: resolver.serviceKey, slot: slot, dispose: { try hook(instance) })
+        case .async(let hook)?:
+            self.init(key: resolver.serviceKey, slot: slot, disposeAsync: { try await hook(instance) })
+        case nil:
+            guard resolver.disposesInstances else { return nil }
+            if let disposable = resolver.disposable(instance) {
+                self.init(key: resolver.serviceKey, slot: slot, dispose: { try disposable.dispose() })
+            } else if let disposable = instance as? any AsyncDisposable {
+                self.init(key: resolver.serviceKey, slot: slot, disposeAsync: { try await disposable.dispose() })
+            } else {
+                return nil
+            }
         }
     }
 }

@@ -133,6 +133,20 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
     }
 
+    /// Opens a new child scope under a key made for it (see ``Resolving/openScope()``).
+    func openAnonymousScope() -> Scope {
+        registry.lock.withLock {
+            nextChildSequence += 1
+            let key = AnyHashable(AnonymousScopeKey(number: nextChildSequence))
+            let child = Scope(
+                key: key, keyHash: key.hashValue, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
+            if !isDisposedValue {
+                child.nextInBucket = children.updateValue(child, forKey: child.keyHash)
+            }
+            return child
+        }
+    }
+
     /// The open child scope with `key`, if any.
     public subscript(key: AnyHashable) -> Scope? {
         let hash = key.hashValue
@@ -242,15 +256,67 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// Deepest scopes first, siblings in reverse order of opening; in each scope, the cached instances
     /// in reverse order of creation. A hook that throws does not stop the others. Then the scope is
     /// detached from its parent. Disposing twice does nothing.
+    ///
+    /// Asynchronous hooks (``AsyncDisposable`` instances, `async` `onDispose` callbacks) cannot be awaited
+    /// here: they run afterwards, in that order, in a task of their own, and their failures are not
+    /// reported. `await scope.dispose()` awaits them and reports them.
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() -> [DisposalFailure] {
+        guard var detached = detachSubtree() else { return [] }
+        var failures: [DisposalFailure] = []
+        var later: [DisposalRecord] = []
+        for record in detached.records {
+            if record.isAsync {
+                later.append(record)
+                continue
+            }
+            do {
+                try record.dispose()
+            } catch {
+                failures.append(DisposalFailure(service: record.key, error: error))
+            }
+        }
+        if !later.isEmpty { DisposalRecord.runDetached(later) }
+        // Instances are released here, after their hooks and outside the lock, so deinits may resolve.
+        detached = Detached()
+        return failures
+    }
+
+    /// Disposes this scope and everything below it, awaiting the asynchronous hooks.
+    ///
+    /// ```swift
+    /// let request = container.openScope()
+    /// ...
+    /// let failures = await request.dispose()   // closes the database session, awaited
+    /// ```
+    /// The same order as ``dispose()-3kxxz``: deepest scopes first, each scope's instances newest first, synchronous
+    /// and asynchronous hooks alike; a hook that throws does not stop the others.
+    /// - Returns: The disposal hooks that threw, empty when all succeeded.
+    @discardableResult
+    public func dispose() async -> [DisposalFailure] {
+        guard var detached = detachSubtree() else { return [] }
+        var failures: [DisposalFailure] = []
+        for record in detached.records {
+            do {
+                try await record.disposeAwaiting()
+            } catch {
+                failures.append(DisposalFailure(service: record.key, error: error))
+            }
+        }
+        detached = Detached()
+        return failures
+    }
+
+    /// Marks the subtree disposed, unpublishes and takes its state, and waits for lock-free readers to be
+    /// done with it; nil when it was disposed already, or held nothing.
+    private func detachSubtree() -> Detached? {
         var detached = Detached()
         let lock = registry.lock
         lock.lock()
         guard !isDisposedValue else {
             lock.unlock()
-            return []
+            return nil
         }
         // Unlinked first: `remove` walks the bucket chain that `detach` clears.
         parent?.remove(self)
@@ -265,20 +331,10 @@ public final class Scope: Resolving, @unchecked Sendable {
             }
         }
         lock.unlock()
-        guard detached.holdsAnything else { return [] }
+        guard detached.holdsAnything else { return nil }
         // Lock-free readers may still hold the published instances: let them finish first.
         ReadSection.waitForReaders()
-        var failures: [DisposalFailure] = []
-        for record in detached.records {
-            do {
-                try record.dispose()
-            } catch {
-                failures.append(DisposalFailure(service: record.key, error: error))
-            }
-        }
-        // Instances are released here, after their hooks and outside the lock, so deinits may resolve.
-        detached = Detached()
-        return failures
+        return detached
     }
 
     /// What a disposal takes out of the scopes under the lock, to dispose and release outside it.

@@ -32,7 +32,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
 
     var matching: ArgumentMatching<Args> = .ignored
     var onResolved: (@Sendable (Scope, Service) throws -> Void)?
-    var onDispose: (@Sendable (Service) throws -> Void)?
+    var onDispose: DisposeHook<Service>?
     var allowsCaptiveDependencies = false
     /// The decorators that apply to it, in registration order.
     var decorators: [Decorator<Service>] = []
@@ -185,7 +185,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     @usableFromInline
     func checkDisposableTransient(_ instance: Service) -> Bool {
         // A cast in place: computing the dynamic type through `Any` would box the value (an allocation).
-        let isDisposable = instance is any Disposable
+        let isDisposable = instance is any Disposable || instance is any AsyncDisposable
         if !isDisposable { transientCheck.storeRelaxed(1) }
         return isDisposable
     }
@@ -209,7 +209,23 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func onDispose(_ callback: @escaping @Sendable (Service) throws -> Void) -> Self {
-        withSettingsLock { onDispose = callback }
+        withSettingsLock { onDispose = .sync(callback) }
+        return self
+    }
+
+    /// Runs the asynchronous `callback` on each cached instance when the cache that holds it is disposed:
+    /// awaited by `await scope.dispose()`, in order with the other hooks.
+    ///
+    /// ```swift
+    /// container.register(Connection.self, reuse: .inScope) { try await Connection.open() }
+    ///     .onDispose { connection in try await connection.close() }
+    /// ```
+    /// A synchronous `dispose()` cannot await it: it runs afterwards, in a task of its own.
+    /// - Parameter callback: Receives the instance being released; may suspend and throw.
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func onDispose(_ callback: @escaping @Sendable (Service) async throws -> Void) -> Self {
+        withSettingsLock { onDispose = .async(callback) }
         return self
     }
 
@@ -289,6 +305,12 @@ struct HashableArguments<each Value: Hashable>: Hashable {
             hasher.combine(value)
         }
     }
+}
+
+/// A registration's `onDispose` callback.
+enum DisposeHook<Service> {
+    case sync(@Sendable (Service) throws -> Void)
+    case async(@Sendable (Service) async throws -> Void)
 }
 
 /// What happens to a `Disposable` instance of a transient registration.

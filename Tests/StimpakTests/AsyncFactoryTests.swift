@@ -263,7 +263,7 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         let scope = container.openScope("request")
         let creation = Task { try await scope.require(DisposableAsync.self) }
         await started.wait()
-        scope.dispose()
+        await scope.dispose()
         await release.open()
         let error = await #expect(throws: ResolutionError.self) { try await creation.value }
         #expect(error?.code == .scopeDisposed)
@@ -277,7 +277,7 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         container.register(DisposableAsync.self, reuse: .inScope) { () async in DisposableAsync(log: log) }
         let scope = container.openScope("request")
         _ = try await scope.require(DisposableAsync.self)
-        scope.dispose()
+        await scope.dispose()
         #expect(log.events == ["disposed"])
 
         container.register(Foo.self, reuse: .inScope) { () async in Foo() }

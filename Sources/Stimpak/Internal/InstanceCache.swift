@@ -92,7 +92,61 @@ struct DisposalRecord {
     /// The slot the instance was cached in, to find the record again if the instance is evicted; nil for
     /// a tracked transient.
     let slot: Slot?
-    let dispose: () throws -> Void
+    let hook: Hook
+
+    enum Hook {
+        case sync(() throws -> Void)
+        case async(() async throws -> Void)
+    }
+
+    init(key: ServiceKey, slot: Slot?, dispose: @escaping () throws -> Void) {
+        self.key = key
+        self.slot = slot
+        hook = .sync(dispose)
+    }
+
+    init(key: ServiceKey, slot: Slot?, disposeAsync: @escaping () async throws -> Void) {
+        self.key = key
+        self.slot = slot
+        hook = .async(disposeAsync)
+    }
+
+    var isAsync: Bool {
+        if case .async = hook { return true }
+        return false
+    }
+
+    /// Runs a synchronous hook; an asynchronous one is started in a task of its own (its failure is lost).
+    func dispose() throws {
+        switch hook {
+        case .sync(let body): try body()
+        case .async: Self.runDetached([self])
+        }
+    }
+
+    func disposeAwaiting() async throws {
+        switch hook {
+        case .sync(let body): try body()
+        case .async(let body): try await body()
+        }
+    }
+
+    /// Runs the asynchronous hooks of `records`, in order, in one task, for a synchronous disposal.
+    static func runDetached(_ records: [DisposalRecord]) {
+        let hooks = UncheckedSendable(records.compactMap { record -> (() async throws -> Void)? in
+            if case .async(let body) = record.hook { return body }
+            return nil
+        })
+        Task {
+            for hook in hooks.value { try? await hook() }
+        }
+    }
+}
+
+/// A value handed to another task that only that task uses from then on.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// A child scope's caches by registration index: a ``Slot`` (arguments ignored) or an ``InstanceCache``

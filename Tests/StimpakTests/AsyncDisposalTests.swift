@@ -1,0 +1,129 @@
+import Testing
+import Stimpak
+
+actor Connection: AsyncDisposable {
+    let name: String
+    let log: EventLog
+    let fails: Bool
+    init(_ name: String, log: EventLog, fails: Bool = false) {
+        self.name = name
+        self.log = log
+        self.fails = fails
+    }
+
+    func dispose() async throws {
+        try await Task.sleep(nanoseconds: 1_000_000)
+        log.append("close \(name)")
+        if fails { throw Boom() }
+    }
+}
+
+/// Asynchronous disposal, structured scopes and anonymous scopes.
+@Suite(.timeLimit(.minutes(1))) struct AsyncDisposalTests {
+    @Test("await dispose() awaits async hooks newest first, with the synchronous ones, and reports failures")
+    func order() async throws {
+        let log = EventLog()
+        let container = Container()
+        container.register(Connection.self, reuse: .inScope, key: "a") { Connection("a", log: log) }
+        container.register(Tracked.self, reuse: .inScope) { Tracked("sync", log: log) }
+        container.register(Connection.self, reuse: .inScope, key: "b") { () async in Connection("b", log: log, fails: true) }
+        container.register(Foo.self, reuse: .inScope) { Foo() }
+            .onDispose { _ async throws in
+                try await Task.sleep(nanoseconds: 1_000_000)
+                log.append("foo hook")
+            }
+        let scope = container.openScope("request")
+        _ = try await scope.require(Connection.self, key: "a")
+        _ = try await scope.require(Tracked.self)
+        _ = try await scope.require(Connection.self, key: "b")
+        _ = try await scope.require(Foo.self)
+        let failures = await scope.dispose()
+        #expect(log.events == ["foo hook", "close b", "dispose sync", "close a"])
+        #expect(failures.count == 1)
+        #expect(failures.first?.service.description.contains("Connection") == true)
+        #expect(await scope.dispose().isEmpty, "twice does nothing")
+    }
+
+    @Test("a synchronous dispose() runs the async hooks afterwards, in order, in a task of their own")
+    func synchronousDisposeSchedules() async throws {
+        let log = EventLog()
+        let container = Container()
+        container.register(Connection.self, reuse: .inScope, key: "a") { Connection("a", log: log) }
+        container.register(Connection.self, reuse: .inScope, key: "b") { Connection("b", log: log) }
+        container.register(Tracked.self, reuse: .inScope) { Tracked("sync", log: log) }
+        let scope = container.openScope("request")
+        _ = try await scope.require(Connection.self, key: "a")
+        _ = try await scope.require(Connection.self, key: "b")
+        _ = try await scope.require(Tracked.self)
+        scope.disposeSynchronously()
+        #expect(log.events == ["dispose sync"])
+        for _ in 0..<1_000 where log.events.count < 3 { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(log.events == ["dispose sync", "close b", "close a"])
+    }
+
+    @Test("withScope disposes the scope when the body returns, throws or is cancelled")
+    func withScope() async throws {
+        let log = EventLog()
+        let container = Container()
+        container.register(Connection.self, reuse: .inScope) { Connection("request", log: log) }
+        let value = try await container.withScope { scope in
+            _ = try await scope.require(Connection.self)
+            return 42
+        }
+        #expect(value == 42)
+        #expect(log.events == ["close request"])
+
+        await #expect(throws: Boom.self) {
+            try await container.withScope { scope in
+                _ = try await scope.require(Connection.self)
+                throw Boom()
+            }
+        }
+        #expect(log.events == ["close request", "close request"])
+
+        let started = AsyncGate()
+        let task = Task {
+            try await container.withScope { scope in
+                _ = try await scope.require(Connection.self)
+                await started.open()
+                try await Task.sleep(nanoseconds: 10_000_000_000)
+            }
+        }
+        await started.wait()
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(log.events == ["close request", "close request", "close request"])
+
+        let sync = container.withScope("sync") { scope in scope.key }
+        #expect(sync == AnyHashable("sync"))
+        #expect(container["sync"] == nil, "disposed and detached")
+    }
+
+    @Test("an anonymous scope is always a fresh child, never one another caller holds")
+    func anonymousScopes() async throws {
+        let container = Container()
+        container.register(Foo.self, reuse: .inScope) { Foo() }
+        let a = container.openScope()
+        let b = container.openScope()
+        #expect(a !== b)
+        #expect(a.key != b.key)
+        #expect(try await a.require(Foo.self) !== b.require(Foo.self))
+        #expect(container[a.key!] === a, "findable by its own key")
+        let keys = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<100 {
+                group.addTask { await container.withScope { "\($0.key!)" } }
+            }
+            return await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(keys.count == 100)
+        await a.dispose()
+        #expect(!b.isDisposed)
+    }
+}
+
+extension Scope {
+    /// The synchronous `dispose()`, callable from async code (where Swift picks the async form).
+    func disposeSynchronously() {
+        dispose()
+    }
+}
