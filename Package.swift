@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -13,7 +13,11 @@ let package = Package(
         .target(name: "CStimpakAtomics"),
         .target(name: "Stimpak", dependencies: ["CStimpakAtomics"]),
         .executableTarget(name: "StimpakServerExample", dependencies: ["Stimpak"]),
-        .testTarget(name: "StimpakTests", dependencies: ["Stimpak"]),
+        // The README's main-actor snippets, built as a new app target is since Swift 6.2: the build proves them.
+        .target(
+            name: "StimpakMainActorFixture", dependencies: ["Stimpak"],
+            swiftSettings: [.defaultIsolation(MainActor.self)]),
+        .testTarget(name: "StimpakTests", dependencies: ["Stimpak", "StimpakMainActorFixture"]),
     ],
     swiftLanguageModes: [.v6]
 )

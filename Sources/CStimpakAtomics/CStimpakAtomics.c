@@ -3,6 +3,10 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include "CStimpakAtomics.h"
 
 STIMPAK_THREAD_LOCAL stimpak_thread_state stimpak_thread __attribute__((aligned(64)));
@@ -40,4 +44,28 @@ uintptr_t stimpak_stack_limit(uintptr_t reserve) {
     // A small stack keeps half of itself in reserve.
     if (reserve > size / 2) reserve = size / 2;
     return low + reserve;
+}
+
+int stimpak_is_main_thread(void) {
+#if defined(__APPLE__)
+    return pthread_main_np() != 0;
+#elif defined(__linux__)
+    return syscall(SYS_gettid) == getpid();
+#else
+    return 0;
+#endif
+}
+
+// The runtime's check (Swift calling convention; the executor is two words). Flags 0: never stop the program.
+typedef struct {
+    const void *identity;
+    uintptr_t implementation;
+} stimpak_serial_executor;
+
+extern __attribute__((swiftcall)) _Bool swift_task_isCurrentExecutorWithFlags(stimpak_serial_executor executor,
+                                                                              uint64_t flags);
+
+int stimpak_is_current_executor(const void *identity, uintptr_t implementation) {
+    stimpak_serial_executor executor = {identity, implementation};
+    return swift_task_isCurrentExecutorWithFlags(executor, 0);
 }

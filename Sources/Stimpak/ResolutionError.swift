@@ -116,6 +116,8 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     /// For ``Code/requiresAwait``: thrown for the resolve itself, not from inside a synchronous factory, so an
     /// `async` resolve may go on and await the creation.
     @usableFromInline var isAwaitableHere = false
+    /// For ``Code/requiresAwait``: the factory runs on the main actor (and this was another thread).
+    var isMainActor = false
     /// For ``Code/notRegistered``: it was resolved from the container's root scope.
     var resolvedFromRoot = false
     /// For ``Code/noMatchingScope``: the keys of the scopes searched, from the resolving one to the root
@@ -240,7 +242,10 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text += " runtime arguments (\(String(describing: requested.arguments))), which only a resolve can pass."
             text += " Fix: register it .singleton, or give it a factory without runtime arguments."
         case .requiresAwait:
-            text = "Stimpak cannot resolve \(requested.description) synchronously: its factory is async."
+            text = isMainActor
+                ? "Stimpak cannot resolve \(requested.description) synchronously here: its factory runs on the main actor,"
+                    + " and this is not the main thread."
+                : "Stimpak cannot resolve \(requested.description) synchronously: its factory is async."
             text += pathSuffix
             if path.count > 1 {
                 text += " A synchronous factory cannot await it. Fix: make the factory of"

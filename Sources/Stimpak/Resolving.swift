@@ -346,7 +346,7 @@ extension Resolving {
     /// connection must not find itself cancelled because the request was.
     private static func disposeUncancelled(_ scope: Scope) async {
         if Task.isCancelled {
-            await Task { await scope.dispose() }.value
+            _ = await Task { await scope.dispose() }.value
         } else {
             await scope.dispose()
         }

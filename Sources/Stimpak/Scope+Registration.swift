@@ -17,18 +17,19 @@ extension Scope {
         disposesInstances: Bool = true,
         dependencies: [ServiceKey]? = nil,
         factory: @escaping (Scope, Args) throws -> Service,
-        asyncFactory: ((Scope, Args) async throws -> Service)? = nil
+        asyncFactory: ((Scope, Args) async throws -> Service)? = nil,
+        isMainActor: Bool = false
     ) throws(Failure) -> ServiceResolver<Service, Args> {
         guard parent != nil else {
             return try addToContainer(
                 reuse: reuse, key: key, policy: policy, disposesInstances: disposesInstances,
-                dependencies: dependencies, factory: factory, asyncFactory: asyncFactory)
+                dependencies: dependencies, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
         }
         let lock = registry.lock
         lock.lock()
         let resolver = makeRegistration(
             reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
-            asyncFactory: asyncFactory)
+            asyncFactory: asyncFactory, isMainActor: isMainActor)
         // Its instances live no longer than this scope, and its factory receives this scope or one below:
         // whatever it resolves from there lives at least as long.
         resolver.allowsCaptiveDependencies = true
@@ -71,13 +72,14 @@ extension Scope {
         disposesInstances: Bool,
         dependencies: [ServiceKey]?,
         factory: @escaping (Scope, Args) throws -> Service,
-        asyncFactory: ((Scope, Args) async throws -> Service)?
+        asyncFactory: ((Scope, Args) async throws -> Service)?,
+        isMainActor: Bool
     ) throws(Failure) -> ServiceResolver<Service, Args> {
         // A replaced registration is retired: released out of the lock once no reader or factory uses it.
         try registry.change { () throws(Failure) -> ServiceResolver<Service, Args> in
             let resolver = makeRegistration(
                 reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies,
-                factory: factory, asyncFactory: asyncFactory)
+                factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
             if let existing = registry.entries[resolver.serviceKey]?.registration {
                 guard try policy.resolveConflict(resolver.serviceKey) else { return resolver }
                 registry.retire(existing)
@@ -94,12 +96,13 @@ extension Scope {
         disposesInstances: Bool,
         dependencies: [ServiceKey]?,
         factory: @escaping (Scope, Args) throws -> Service,
-        asyncFactory: ((Scope, Args) async throws -> Service)?
+        asyncFactory: ((Scope, Args) async throws -> Service)?,
+        isMainActor: Bool
     ) -> ServiceResolver<Service, Args> {
         let resolver = ServiceResolver(
             key: key, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
             disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
-            asyncFactory: asyncFactory)
+            asyncFactory: asyncFactory, isMainActor: isMainActor)
         for decorator in registry.decorators where decorator.applies(to: resolver.serviceKey) {
             resolver.attach(decorator)
         }

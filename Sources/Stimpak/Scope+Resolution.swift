@@ -341,7 +341,7 @@ extension Scope {
         }
         switch resolver.reuse.kind {
         case .transient:
-            guard resolver.asyncFactory == nil else {
+            guard !resolver.requiresAwaitHere else {
                 lock.unlock()
                 throw requiresAwait(resolver)
             }
@@ -353,7 +353,7 @@ extension Scope {
             guard resolver.isDisposableTransient(instance) else { return instance }
             return try admitDisposableTransient(instance, of: resolver)
         case .graph:
-            guard resolver.asyncFactory == nil else {
+            guard !resolver.requiresAwaitHere else {
                 lock.unlock()
                 throw requiresAwait(resolver)
             }
@@ -437,6 +437,7 @@ extension Scope {
     func requiresAwait<Service, Args>(_ resolver: ServiceResolver<Service, Args>) -> ResolutionError {
         var error = failure(.requiresAwait, resolver.serviceKey)
         error.isAwaitableHere = ResolutionContext.current.depth == 0
+        error.isMainActor = resolver.isMainActor
         return error
     }
 
@@ -635,7 +636,7 @@ extension Scope {
                 }
                 lock.lock()
             case .empty:
-                guard resolver.asyncFactory == nil else {
+                guard !resolver.requiresAwaitHere else {
                     lock.unlock()
                     throw requiresAwait(resolver)
                 }

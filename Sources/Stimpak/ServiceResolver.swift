@@ -1,3 +1,5 @@
+import CStimpakAtomics
+
 /// One registration: how to make a `Service` from runtime arguments of type `Args`, and how to reuse it.
 ///
 /// `register` returns it so that the registration can be refined in place:
@@ -22,6 +24,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// The factory of a registration made with an `async` one, which only an `async` resolve runs (then
     /// `factory` is never called); nil for a synchronous registration.
     let asyncFactory: ((Scope, Args) async throws -> Service)?
+    /// Made with a main-actor factory: `factory` runs it on the main thread, `asyncFactory` hops there.
+    let isMainActor: Bool
     /// Whether the cache disposes a `Disposable` instance: false for an instance registered as it is,
     /// which the container did not make (an `onDispose` callback still runs).
     let disposesInstances: Bool
@@ -59,9 +63,11 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         disposesInstances: Bool = true,
         dependencies: [ServiceKey]? = nil,
         factory: @escaping (Scope, Args) throws -> Service,
-        asyncFactory: ((Scope, Args) async throws -> Service)? = nil
+        asyncFactory: ((Scope, Args) async throws -> Service)? = nil,
+        isMainActor: Bool = false
     ) {
         self.asyncFactory = asyncFactory
+        self.isMainActor = isMainActor
         self.disposesInstances = disposesInstances
         self.dependencies = dependencies
         self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, key: key)
@@ -93,6 +99,13 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
 
     /// The registration's key, or nil.
     public var key: AnyHashable? { serviceKey.key }
+
+    /// Whether a synchronous resolve on this thread cannot make an instance: the factory is `async`, or runs
+    /// on the main actor and this is not the main thread.
+    var requiresAwaitHere: Bool {
+        guard asyncFactory != nil else { return false }
+        return !isMainActor || !MainActorCheck.isCurrent
+    }
 
     /// The services its factory resolves, when they are known without making an instance (an autowired
     /// registration's parameter types, an `Optional` one's wrapped type); nil when they are not known.

@@ -111,7 +111,7 @@ actor Connection: AsyncDisposable {
         #expect(container[a.key!] === a, "findable by its own key")
         let keys = await withTaskGroup(of: String.self) { group in
             for _ in 0..<100 {
-                group.addTask { await container.withScope { "\($0.key!)" } }
+                group.addTask { container.withScope { "\($0.key!)" } }
             }
             return await group.reduce(into: Set<String>()) { $0.insert($1) }
         }

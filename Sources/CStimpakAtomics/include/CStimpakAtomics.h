@@ -86,6 +86,14 @@ static inline uintptr_t stimpak_section_load(stimpak_thread_state *_Nonnull stat
 // when the bounds are unknown.
 uintptr_t stimpak_stack_limit(uintptr_t reserve);
 
+// Whether the calling thread is the process's main thread (where Apple platforms run the main actor).
+int stimpak_is_main_thread(void);
+
+// Whether the calling code runs on the serial executor whose two words are `identity` and
+// `implementation` (an `UnownedSerialExecutor`), asked of the Swift runtime in its mode that answers
+// instead of stopping the program.
+int stimpak_is_current_executor(const void *_Nullable identity, uintptr_t implementation);
+
 // Pushes `registration` on the path: 0, or 1 when it is already on it (a cycle), or 2 when the path
 // already holds `maximum` registrations or the stack is down to its reserve.
 static inline int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const void *_Nonnull registration,

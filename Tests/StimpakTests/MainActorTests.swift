@@ -1,0 +1,69 @@
+import Testing
+import Stimpak
+import StimpakMainActorFixture
+
+/// Main-actor factories, and the fixture target built with `.defaultIsolation(MainActor.self)`.
+@Suite struct MainActorTests {
+    @MainActor
+    @Test("the fixture's README snippets resolve synchronously on the main actor")
+    func fixtureOnTheMainActor() throws {
+        let container = MainActorFixture.makeContainer()
+        let report = try MainActorFixture.resolveOnTheMainActor(container)
+        #expect(report.settingsTitle == "Settings")
+        #expect(report.sharedStore, "a singleton")
+        #expect(report.sameModelInScope, ".inScope")
+        #expect(report.injectedSettings, "@Injected in a main-actor class, from the scope its factory bound")
+    }
+
+    @Test("off the main actor, `try await` hops to it; a synchronous resolve says to await")
+    func fixtureFromElsewhere() async throws {
+        let container = await MainActorFixture.makeContainer()
+        #expect(try await MainActorFixture.resolveFromElsewhere(container) == "Settings")
+    }
+
+    @Test("a main-actor registration resolved synchronously off the main thread fails with requiresAwait")
+    func synchronousOffMain() async throws {
+        let container = Container()
+        let log = EventLog()
+        container.register(MainActorCounter.self, reuse: .singleton, onMainActor: { MainActorCounter(log: log) })
+        let error = await Task.detached { () -> ResolutionError? in
+            do {
+                _ = try container.root.requireSynchronously(MainActorCounter.self)
+                return nil
+            } catch {
+                return error as? ResolutionError
+            }
+        }.value
+        #expect(error?.code == .requiresAwait)
+        #expect(error?.description.contains("its factory runs on the main actor, and this is not the main thread") == true)
+        let counter = try await Task.detached { try await container.require(MainActorCounter.self) }.value
+        #expect(log.count(of: "made") == 1)
+        // Made: it resolves from any thread now.
+        let again = try await Task.detached { try container.root.requireSynchronously(MainActorCounter.self) }.value
+        #expect(again === counter)
+    }
+
+    @Test("1,000 tasks off the main actor racing one main-actor singleton: one creation")
+    func racingMainActorSingleton() async throws {
+        let container = Container()
+        let log = EventLog()
+        container.register(MainActorCounter.self, reuse: .singleton, onMainActor: { MainActorCounter(log: log) })
+        let ids = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
+            for _ in 0..<1_000 {
+                group.addTask { ObjectIdentifier(try await container.require(MainActorCounter.self)) }
+            }
+            return try await group.reduce(into: Set<ObjectIdentifier>()) { $0.insert($1) }
+        }
+        #expect(ids.count == 1)
+        #expect(log.count(of: "made") == 1)
+    }
+}
+
+@MainActor
+final class MainActorCounter {
+    let value: Int
+    init(log: EventLog) {
+        log.append("made")
+        value = log.count(of: "made")
+    }
+}
