@@ -17,13 +17,7 @@ extension Container {
     ///   - fileID: The caller's file, for the failures' messages.
     ///   - line: The caller's line.
     public func makeEagerSingletons(fileID: String = #fileID, line: Int = #line) throws(EagerSingletonFailures) {
-        let eager = registry.lock.withLock {
-            registry.entries.values.compactMap { entry -> (any Registration)? in
-                guard let registration = entry.registration, registration.reuse.isEager else { return nil }
-                return registration
-            }
-        }
-        .sorted { $0.index < $1.index }
+        let eager = eagerSingletons
         var failures: [ResolutionError] = []
         for registration in eager {
             do {
@@ -33,6 +27,40 @@ extension Container {
             }
         }
         guard failures.isEmpty else { throw EagerSingletonFailures(failures: failures, attempted: eager.count) }
+    }
+
+    /// Makes every `.eagerSingleton` now, in registration order, awaiting those whose factory is `async`
+    /// (or runs on the main actor), and reports every failure at once.
+    ///
+    /// ```swift
+    /// try await container.makeEagerSingletons()   // connects the database (an async factory) up front
+    /// ```
+    /// - Throws: ``EagerSingletonFailures``, listing each failure, when any failed; the others are made.
+    /// - Parameters:
+    ///   - fileID: The caller's file, for the failures' messages.
+    ///   - line: The caller's line.
+    public func makeEagerSingletons(fileID: String = #fileID, line: Int = #line) async throws(EagerSingletonFailures) {
+        let eager = eagerSingletons
+        var failures: [ResolutionError] = []
+        for registration in eager {
+            do {
+                try await registration.makeEagerly(from: root)
+            } catch {
+                failures.append(root.explained(error, fileID: fileID, line: line))
+            }
+        }
+        guard failures.isEmpty else { throw EagerSingletonFailures(failures: failures, attempted: eager.count) }
+    }
+
+    /// The eager singletons, in registration order.
+    private var eagerSingletons: [any Registration] {
+        registry.lock.withLock {
+            registry.entries.values.compactMap { entry -> (any Registration)? in
+                guard let registration = entry.registration, registration.reuse.isEager else { return nil }
+                return registration
+            }
+        }
+        .sorted { $0.index < $1.index }
     }
 }
 

@@ -113,3 +113,31 @@ public func inject<Service>(
     }
     return try scope.require(Service.self, key: key, fileID: fileID, line: line)
 }
+
+/// Resolves `Service` from the current scope, awaiting an `async` (or main-actor) factory.
+///
+/// ```swift
+/// let feed = try await inject(Feed.self)
+/// ```
+/// - Parameters:
+///   - type: The service type.
+///   - key: The registration key, or nil.
+///   - fileID: The caller's file, for the error message.
+///   - line: The caller's line.
+/// - Returns: The instance.
+/// - Throws: ``ResolutionError`` (``ResolutionError/Code/noCurrentScope`` when there is no current scope),
+///   or `CancellationError` when the task is cancelled while it waits for another task's creation.
+public func inject<Service>(
+    _ type: Service.Type = Service.self, key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line
+) async throws -> Service {
+    let scope: Scope
+    do {
+        scope = try Scope.current(resolving: ServiceKey(service: Service.self, key: key))
+    } catch {
+        var error = error
+        error.fileID = fileID
+        error.line = line
+        throw error
+    }
+    return try await scope.require(Service.self, key: key, fileID: fileID, line: line)
+}

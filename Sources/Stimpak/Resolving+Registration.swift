@@ -106,7 +106,7 @@ extension Resolving {
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult
     @inlinable
-    public func register<Service, Failure: Error>(
+    public func register<Service: Sendable, Failure: Error>(
         _ type: Service.Type = Service.self,
         instance: Service,
         key: AnyHashable? = nil,

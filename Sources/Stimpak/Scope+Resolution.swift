@@ -334,8 +334,9 @@ extension Scope {
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope? = nil, localsIndex: Int = 0
     ) throws(ResolutionError) -> Service {
         let lock = registry.lock
+        // (The async path checks the async factories it runs too; this one reads no task-local value.)
         if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
-           let captor = ResolutionContext.current.captor() ?? AsyncNode.current?.captor() {
+           let captor = ResolutionContext.current.captor() {
             lock.unlock()
             throw captiveDependency(resolver, captor: captor)
         }

@@ -194,7 +194,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     ///   - value: The value, for example the current request.
     ///   - type: The type it resolves as; defaults to the value's static type.
     ///   - key: The key it resolves under, or nil.
-    public func provide<Service>(_ value: Service, as type: Service.Type = Service.self, key: AnyHashable? = nil) {
+    public func provide<Service: Sendable>(_ value: Service, as type: Service.Type = Service.self, key: AnyHashable? = nil) {
         let serviceKey = ServiceKey(service: Service.self, key: key)
         let retired: LookupTable? = registry.lock.withLock {
             guard !isDisposedValue else { return nil }

@@ -291,6 +291,20 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         _ = try root.resolveInstance(Service.self, arguments, key: serviceKey.key)
     }
 
+    func makeEagerly(from root: Scope) async throws(ResolutionError) {
+        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self), let arguments = () as? Args else {
+            throw ResolutionError(.eagerSingletonWithArguments, requested: serviceKey)
+        }
+        do {
+            _ = try await root.resolveInstanceAsync(Service.self, arguments, key: serviceKey.key)
+        } catch let error as ResolutionError {
+            throw error
+        } catch {
+            // Cancelled while it waited for another task's creation.
+            throw ResolutionError(.factoryFailed, requested: serviceKey, underlyingError: error)
+        }
+    }
+
     func takeRootCache() -> AnyObject? {
         rootWord.publish(nil)
         defer { rootCache = nil }

@@ -11,7 +11,7 @@ final class Person: Sendable {
     }
 }
 
-public final class Clock: Instantiable {
+public final class Clock: Instantiable, Sendable {
     public required init() {}
 }
 

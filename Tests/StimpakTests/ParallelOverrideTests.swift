@@ -32,7 +32,7 @@ enum App {
                 let checkout = try await test.require(App.Checkout.self)
                 #expect(checkout.viaFactory.greeting == "fake \(index)", "round \(round)")
                 #expect(checkout.greeter.greeting == "fake \(index)", "injected, round \(round)")
-                #expect(try inject((any Greeter).self).greeting == "fake \(index)")
+                #expect(try await inject((any Greeter).self).greeting == "fake \(index)")
                 // Let the other tests run in between, on this thread or another.
                 try await Task.sleep(nanoseconds: 1_000_000)
                 #expect(App.Checkout(viaFactory: FixedGreeter(greeting: "")).greeter.greeting == "fake \(index)")

@@ -46,6 +46,9 @@ final class Target: Sendable { init() {} }
 final class SessionScoped: Sendable { init() {} }
 final class WeaklyShared: Sendable { init() {} }
 final class Provided: Sendable { init() {} }
+final class AsyncShared: Sendable { init() {} }
+final class AsyncRequest: Sendable { init() {} }
+final class Contended: Sendable { init() {} }
 struct SessionID: Hashable, Sendable { let id: Int }
 
 func makeContainer() -> Container {
@@ -65,6 +68,8 @@ func makeContainer() -> Container {
     container.register(WithArgs.self) { (s: String, i: Int) in WithArgs(s: s, i: i) }
     container.register(SessionScoped.self, reuse: .scopedTo(SessionID.self)) { SessionScoped() }
     container.register(WeaklyShared.self, reuse: .weak) { WeaklyShared() }
+    container.register(AsyncShared.self, reuse: .singleton) { () async in AsyncShared() }
+    container.register(AsyncRequest.self, reuse: .inScope) { () async in AsyncRequest() }
     return container
 }
 
@@ -156,6 +161,33 @@ let benchmarks: @Sendable () -> Void = {
     }
     Benchmark("TransientResolve1000Registrations") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(largeContainer.resolve(Target.self)!) }
+    }
+    // Async, each beside its synchronous twin above: a cached async-made singleton (`SingletonResolve`), a
+    // request cycle with `withScope` (`RequestCycle`), and the first creation wanted by 100 tasks at once.
+    Benchmark("AsyncSingletonResolveCached") { benchmark in
+        _ = await container.resolve(AsyncShared.self)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { blackHole(await container.resolve(AsyncShared.self)!) }
+    }
+    Benchmark("AsyncRequestCycleWithScope") { benchmark in
+        for _ in benchmark.scaledIterations {
+            await container.withScope { scope in
+                blackHole(await scope.resolve(AsyncRequest.self)!)
+                blackHole(await scope.resolve(AsyncRequest.self)!)
+            }
+        }
+    }
+    Benchmark(
+        "AsyncFirstCreation100Tasks",
+        configuration: .init(scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 500)
+    ) { benchmark in
+        for _ in benchmark.scaledIterations {
+            let contended = Container()
+            contended.register(Contended.self, reuse: .singleton) { () async in Contended() }
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<100 { group.addTask { blackHole(await contended.resolve(Contended.self)!) } }
+            }
+        }
     }
     Benchmark(
         "ColdStart1000Registrations",

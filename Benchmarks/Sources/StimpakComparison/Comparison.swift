@@ -13,7 +13,7 @@ struct Row {
     var outcome: String = ""
 }
 
-func runComparison(settings: Settings) {
+func runComparison(settings: Settings) async {
     let stimpak = makeStimpak()
     let swinject = makeSwinject()
     let largeStimpak = makeLargeStimpak()
@@ -163,9 +163,9 @@ func runComparison(settings: Settings) {
     // it, 7 containers above, stands for the provided value.
     let session9 = stimpak.openScope(Session9(id: 1))
     let request9 = session9.openScope(1)
-    _ = request9.resolve(Foo9S.self)
-    _ = request9.resolve(Foo9S.self)
-    let heldWeak9 = stimpak.resolve(Foo9W.self)!
+    _ = await request9.resolve(Foo9S.self)
+    _ = await request9.resolve(Foo9S.self)
+    let heldWeak9 = await stimpak.resolve(Foo9W.self)!
     let heldSwinjectWeak9 = swinject.resolve(Foo9W.self)!
     let holder9 = stimpak.openScope("holder")
     holder9.provide(Request9())
@@ -198,12 +198,68 @@ func runComparison(settings: Settings) {
     rows.append(row9d)
     withExtendedLifetime((heldWeak9, heldSwinjectWeak9)) {}
 
+    // 10. async: `await` on a cached singleton made by an async factory, against the synchronous resolve of a
+    // synchronous one; the first creation of a singleton wanted by 100 tasks at once, by an async factory
+    // (the others suspend) and by a synchronous one (the others block their threads); a request cycle with
+    // `withScope` and an async `.inScope` factory, against scenario 6. Swinject has no async resolve.
+    _ = try? await stimpak.require(Foo10A.self)
+    let r10 = await measureAsync(settings, [
+        { n in for _ in 0..<n { sink(Foo1()) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(Foo2.self)!) } },
+        { n in for _ in 0..<n { sink(await stimpak.resolve(Foo10A.self)!) } },
+        { n in for _ in 0..<n { await contendedCreation(tasks: 100, isAsync: true) } },
+        { n in for _ in 0..<n { await contendedCreation(tasks: 100, isAsync: false) } },
+        { n in
+            for id in 0..<n {
+                let request = stimpak.openScope(id)
+                sink(request.resolve(Request6.self)!)
+                sink(request.resolve(Request6.self)!)
+                request.dispose()
+            }
+        },
+        { n in
+            for _ in 0..<n {
+                await stimpak.withScope { request in
+                    sink(await request.resolve(Request10.self)!)
+                    sink(await request.resolve(Request10.self)!)
+                }
+            }
+        },
+    ])
+    var row10a = Row(label: "10a. async-made singleton, cached, `await resolve` (floor `Foo()`)", floor: r10[0], swinject: nil, stimpak: r10[2])
+    row10a.goal = "as the synchronous #2"
+    row10a.outcome = String(format: "sync %.1f ns (%+.0f %%)", r10[1], (r10[2] / r10[1] - 1) * 100)
+    rows.append(row10a)
+    var row10b = Row(label: "10b. first creation wanted by 100 tasks, async factory (per creation)", floor: nil, swinject: nil, stimpak: r10[3])
+    row10b.outcome = String(format: "sync factory %.0f ns", r10[4])
+    rows.append(row10b)
+    var row10c = Row(label: "10c. request cycle, `withScope` + 2 × async `.inScope` (floor `Foo()`)", floor: r10[0], swinject: nil, stimpak: r10[6])
+    row10c.goal = "as the synchronous #6"
+    row10c.outcome = String(format: "sync %.1f ns (%+.0f %%)", r10[5], (r10[6] / r10[5] - 1) * 100)
+    rows.append(row10c)
+
     printTable(rows, settings: settings)
     print("")
     print(String(format: "Two threads' throughput ÷ one thread's, class singleton (8b vs 8a): hand-written %.2f×, Swinject %.2f×, Stimpak %.2f×.",
                  t8Floor.one / t8Floor.two, t8Swinject.one / t8Swinject.two, scaling))
     print(String(format: "The same, value-type singleton (8c): hand-written %.2f×, Swinject %.2f×, Stimpak %.2f×.",
                  t8cFloor.one / t8cFloor.two, t8cSwinject.one / t8cSwinject.two, valueScaling))
+}
+
+/// One first creation of a singleton that `tasks` tasks resolve at once: with an async factory the others
+/// suspend until it is made; with a synchronous one they block their threads.
+func contendedCreation(tasks: Int, isAsync: Bool) async {
+    let container = Stimpak.Container()
+    if isAsync {
+        container.register(Foo10C.self, reuse: .singleton) { () async in Foo10C() }
+    } else {
+        container.register(Foo10C.self, reuse: .singleton) { Foo10C() }
+    }
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<tasks {
+            group.addTask { sink(await container.resolve(Foo10C.self)!) }
+        }
+    }
 }
 
 /// The two-thread row of a scaling scenario, with Stimpak's two-thread throughput against its one-thread one.

@@ -23,6 +23,8 @@ func makeStimpak() -> Stimpak.Container {
     container.register(Config8.self, reuse: .singleton) { Config8(port: 8080, workers: 4) }
     container.register(Foo9S.self, reuse: .scopedTo(Session9.self)) { Foo9S() }
     container.register(Foo9W.self, reuse: .weak) { Foo9W() }
+    container.register(Foo10A.self, reuse: .singleton) { () async in Foo10A() }
+    container.register(Request10.self, reuse: .inScope) { () async in Request10() }
     return container
 }
 

@@ -76,6 +76,41 @@ func measure(_ settings: Settings, _ bodies: [(Int) -> Void]) -> [Double] {
     return samples.map(median)
 }
 
+/// Nanoseconds that the asynchronous `body(iterations)` takes.
+func time(_ iterations: Int, _ body: (Int) async -> Void) async -> Double {
+    let start = now()
+    await body(iterations)
+    return Double(now() - start)
+}
+
+/// ``measure(_:_:)`` for asynchronous bodies: the same calibration, interleaving and median.
+func measureAsync(_ settings: Settings, _ bodies: [(Int) async -> Void]) async -> [Double] {
+    var counts: [Int] = []
+    for body in bodies {
+        if let fixed = settings.fixedIterations {
+            counts.append(fixed)
+            continue
+        }
+        var iterations = 1
+        while true {
+            let elapsed = await time(iterations, body)
+            if elapsed >= 2_000_000 || iterations >= 1 << 30 {
+                counts.append(max(1, Int(Double(iterations) * settings.targetNanoseconds / max(elapsed, 1))))
+                break
+            }
+            iterations *= 10
+        }
+    }
+    for (body, count) in zip(bodies, counts) { await body(count) }  // warm-up
+    var samples = [[Double]](repeating: [], count: bodies.count)
+    for _ in 0..<settings.repetitions {
+        for index in bodies.indices {
+            samples[index].append(await time(counts[index], bodies[index]) / Double(counts[index]))
+        }
+    }
+    return samples.map(median)
+}
+
 // MARK: - Threads
 
 /// Runs `body(iterations)` on `threads` new threads released at once; returns the wall time from

@@ -49,3 +49,6 @@ final class Foo9S: Sendable { init() {} }  // 9a. .scopedTo, cached
 final class Foo9W: Sendable { init() {} }  // 9b. .weak, alive
 struct Session9: Hashable, Sendable { let id: Int }  // 9a. the session scope's key type
 final class Request9: Sendable { init() {} }  // 9c. a provided value
+final class Foo10A: Sendable { init() {} }  // 10a. a singleton made by an async factory
+final class Foo10C: Sendable { init() {} }  // 10b. a singleton made once, by an async or a synchronous factory
+final class Request10: Sendable { init() {} }  // 10c. an `.inScope` service made by an async factory

@@ -7,5 +7,5 @@ let arguments = CommandLine.arguments.dropFirst()
 if arguments.contains("--help") || arguments.contains("-h") {
     print("usage: StimpakComparison [--quick]")
 } else {
-    runComparison(settings: arguments.contains("--quick") ? .quick : .full)
+    await runComparison(settings: arguments.contains("--quick") ? .quick : .full)
 }

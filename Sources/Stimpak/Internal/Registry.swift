@@ -15,6 +15,8 @@ protocol Registration: AnyObject, Sendable {
     func attach(_ decorator: AnyDecorator)
     /// Resolves it from `root` with no runtime arguments, for ``Container/makeEagerSingletons()``.
     func makeEagerly(from root: Scope) throws(ResolutionError)
+    /// The same, awaiting an `async` (or main-actor) factory.
+    func makeEagerly(from root: Scope) async throws(ResolutionError)
         /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
     /// once readers are done. Call with the registry's lock held.
     func takeRootCache() -> AnyObject?
