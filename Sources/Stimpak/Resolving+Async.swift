@@ -14,9 +14,9 @@ extension Resolving {
     /// ```
     /// - Parameter type: The service type.
     /// - Returns: The instance, or nil when it can't be resolved (``require(_:fileID:line:)`` says why).
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<Service>(_ type: Service.Type = Service.self) async -> Service? {
-        try? await resolutionScope.resolveInstanceAsync(Service.self, (), key: nil)
+        try? await resolutionScope.resolveInstanceAsync(Service.self, ())
     }
 
     /// Resolves a keyed service registered without arguments.
@@ -24,7 +24,7 @@ extension Resolving {
     ///   - type: The service type.
     ///   - key: The registration key, or nil for the unkeyed registration.
     /// - Returns: The instance, or nil when it can't be resolved (``require(_:key:fileID:line:)`` says why).
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<Service>(_ type: Service.Type = Service.self, key: AnyHashable?) async -> Service? {
         try? await resolutionScope.resolveInstanceAsync(Service.self, (), key: key)
     }
@@ -37,7 +37,7 @@ extension Resolving {
     ///   - type: The service type.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
     /// - Returns: The instance, or nil when it can't be resolved (``require(_:key:fileID:line:)`` says why).
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<Service, Key: Hashable>(_ type: Service.Type = Service.self, key: Key) async -> Service? {
         try? await resolutionScope.resolveInstanceAsync(Service.self, (), typedKey: key)
     }
@@ -52,9 +52,9 @@ extension Resolving {
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     /// - Returns: The instance, or nil when it can't be resolved.
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args) async -> Service? {
-        try? await resolutionScope.resolveInstanceAsync(Service.self, arguments, key: nil)
+        try? await resolutionScope.resolveInstanceAsync(Service.self, arguments)
     }
 
     /// Resolves a keyed service registered with runtime arguments.
@@ -63,7 +63,7 @@ extension Resolving {
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key, or nil.
     /// - Returns: The instance, or nil when it can't be resolved.
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args, _ key: AnyHashable?) async -> Service? {
         try? await resolutionScope.resolveInstanceAsync(Service.self, arguments, key: key)
     }
@@ -74,7 +74,7 @@ extension Resolving {
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
     /// - Returns: The instance, or nil when it can't be resolved.
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<Service, Args, Key: Hashable>(_ type: Service.Type, _ arguments: Args, _ key: Key) async -> Service? {
         try? await resolutionScope.resolveInstanceAsync(Service.self, arguments, typedKey: key)
     }
@@ -85,7 +85,7 @@ extension Resolving {
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key, or nil.
     /// - Returns: The instance, or nil when it can't be resolved.
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<Service, Args>(_ type: Service.Type, _ arguments: Args, key: AnyHashable?) async -> Service? {
         try? await resolutionScope.resolveInstanceAsync(Service.self, arguments, key: key)
     }
@@ -96,7 +96,7 @@ extension Resolving {
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
     /// - Returns: The instance, or nil when it can't be resolved.
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<Service, Args, Key: Hashable>(_ type: Service.Type, _ arguments: Args, key: Key) async -> Service? {
         try? await resolutionScope.resolveInstanceAsync(Service.self, arguments, typedKey: key)
     }
@@ -107,12 +107,12 @@ extension Resolving {
     /// - Throws: ``ResolutionError``: nothing registered, a dependency cycle, a disposed scope, or a
     ///   factory that threw; `CancellationError` when the task is cancelled while it waits for another
     ///   task's creation of the instance (which goes on for the others).
-    @inlinable
+    @inlinable @inline(__always)
     public func require<Service>(
         _ type: Service.Type = Service.self, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {
         do {
-            return try await resolutionScope.resolveInstanceAsync(Service.self, (), key: nil)
+            return try await resolutionScope.resolveInstanceAsync(Service.self, ())
         } catch let error as ResolutionError {
             throw resolutionScope.explained(error, fileID: fileID, line: line)
         }
@@ -124,7 +124,7 @@ extension Resolving {
     ///   - key: The registration key, or nil.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
-    @inlinable
+    @inlinable @inline(__always)
     public func require<Service>(
         _ type: Service.Type = Service.self, key: AnyHashable?, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {
@@ -141,7 +141,7 @@ extension Resolving {
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
-    @inlinable
+    @inlinable @inline(__always)
     public func require<Service, Key: Hashable>(
         _ type: Service.Type = Service.self, key: Key, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {
@@ -158,12 +158,12 @@ extension Resolving {
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
-    @inlinable
+    @inlinable @inline(__always)
     public func require<Service, Args>(
         _ type: Service.Type, _ arguments: Args, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {
         do {
-            return try await resolutionScope.resolveInstanceAsync(Service.self, arguments, key: nil)
+            return try await resolutionScope.resolveInstanceAsync(Service.self, arguments)
         } catch let error as ResolutionError {
             throw resolutionScope.explained(error, fileID: fileID, line: line)
         }
@@ -176,7 +176,7 @@ extension Resolving {
     ///   - key: The registration key, or nil.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
-    @inlinable
+    @inlinable @inline(__always)
     public func require<Service, Args>(
         _ type: Service.Type, _ arguments: Args, _ key: AnyHashable?, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {
@@ -195,7 +195,7 @@ extension Resolving {
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
-    @inlinable
+    @inlinable @inline(__always)
     public func require<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, _ key: Key, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {
@@ -213,7 +213,7 @@ extension Resolving {
     ///   - key: The registration key, or nil.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
-    @inlinable
+    @inlinable @inline(__always)
     public func require<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {
@@ -232,7 +232,7 @@ extension Resolving {
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
-    @inlinable
+    @inlinable @inline(__always)
     public func require<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, key: Key, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {

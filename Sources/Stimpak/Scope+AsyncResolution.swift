@@ -6,7 +6,7 @@ extension Scope {
     /// The synchronous path runs first, so a cached instance or a synchronous service costs what it costs
     /// there, without a suspension; only a registration whose factory is `async` (and not cached yet) goes on
     /// to ``resolveAwaiting(_:_:key:)``.
-    @inlinable
+    @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) async throws -> Service {
@@ -18,8 +18,19 @@ extension Scope {
         return try await resolveAwaiting(Service.self, arguments, key: key)
     }
 
+    /// The same without a key: the synchronous path is the unkeyed one, inlined as a synchronous resolve's.
+    @inlinable @inline(__always)
+    func resolveInstanceAsync<Service, Args>(_ type: Service.Type, _ arguments: Args) async throws -> Service {
+        do throws(ResolutionError) {
+            return try resolveInstance(Service.self, arguments)
+        } catch {
+            guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+        }
+        return try await resolveAwaiting(Service.self, arguments, key: nil)
+    }
+
     /// The same, with a key of a concrete type.
-    @inlinable
+    @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
     ) async throws -> Service {

@@ -7,7 +7,7 @@ extension Scope {
     /// Inlined into the caller, so that it is specialized for `Service` and `Args`. A cached instance, or a
     /// transient's factory, is found lock-free in the published lookup table; anything else (a first
     /// creation, comparators, scope-local values, every error) takes the locked path.
-    @inlinable
+    @inlinable @inline(__always)
     func resolveInstance<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
         let section = ReadSection.enter()
         let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self))
@@ -35,7 +35,7 @@ extension Scope {
     /// Specialized for `Key` in the caller, the lock-free path hashes and compares the key with `Key`'s own
     /// `hashValue` and `==`, never building an `AnyHashable`; a miss falls back to the `AnyHashable` path,
     /// which decides (an `Optional` key is unwrapped there, `nil` meaning unkeyed).
-    @inlinable
+    @inlinable @inline(__always)
     func resolveInstance<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
     ) throws(ResolutionError) -> Service {

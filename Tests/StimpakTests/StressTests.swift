@@ -237,6 +237,59 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// Async creations (a singleton and each request's `.inScope` instance, made by async factories that
+    /// suspend) awaited by many tasks, raced against the request scopes' disposal and the singleton's
+    /// unregistering and re-registering: every resolve gets a live instance or an error, never a freed one,
+    /// and no waiter is left hanging.
+    @Test func asyncCreationRacesDisposalAndReregistration() async {
+        let container = Container()
+        @Sendable func register() {
+            container.register(Canary.self, reuse: .singleton) { () async in
+                await Task.yield()
+                return Canary()
+            }
+        }
+        register()
+        container.register(Canary.self, reuse: .inScope, key: "request") { () async in
+            await Task.yield()
+            return Canary()
+        }
+        let current = Shared(container.openScope())
+        let stop = Shared(false)
+        let health = Health()
+        detach {
+            let clock = ContinuousClock()
+            let end = clock.now.advanced(by: .milliseconds(Int(Self.seconds * 1_000)))
+            var round = 0
+            while clock.now < end {
+                round += 1
+                if round.isMultiple(of: 2) {
+                    let old = current.value
+                    current.value = container.openScope()
+                    old.dispose()
+                } else {
+                    container.unregister(Canary.self)
+                    register()
+                }
+            }
+            stop.value = true
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<Self.readers * 4 {
+                group.addTask {
+                    var tally = Tally()
+                    while !stop.value {
+                        let scope = current.value
+                        tally.check(await scope.resolve(Canary.self))
+                        tally.check(await scope.resolve(Canary.self, key: "request"))
+                    }
+                    health.add(tally)
+                }
+            }
+        }
+        health.expectHealthy()
+    }
+
     /// A key's `==` runs inside the read section; when it resolves, the nested section must not end the
     /// outer one early.
     @Test func keyWhoseEqualityResolvesRacesUnregister() {
