@@ -22,6 +22,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case disposableTransient
             case noCurrentScope
             case requiresAwait
+            case registeredAfterDisposal
         }
 
         let base: Base
@@ -57,6 +58,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         /// A service whose factory is `async` was resolved synchronously (or from a synchronous factory):
         /// resolve it with `try await scope.require(...)`.
         public static let requiresAwait = Code(base: .requiresAwait)
+        /// A registration was made on a container that was disposed: it was refused (found by
+        /// ``Container/validate()``).
+        public static let registeredAfterDisposal = Code(base: .registeredAfterDisposal)
 
         public var description: String {
             switch base {
@@ -73,6 +77,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             case .disposableTransient: return "disposableTransient"
             case .noCurrentScope: return "noCurrentScope"
             case .requiresAwait: return "requiresAwait"
+            case .registeredAfterDisposal: return "registeredAfterDisposal"
             }
         }
     }
@@ -143,9 +148,57 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         self.scopeKey = scopeKey
     }
 
-    /// The resolution path as text, `A → B → A`.
+    /// The resolution path as text, `A → B → A`. A long one (a runaway recursion) shows its start, how many
+    /// steps are left out, its end, and the part that repeats.
     public var pathDescription: String {
-        path.map(\.description).joined(separator: " → ")
+        let names = path.map(\.description)
+        guard names.count > 12 else { return names.joined(separator: " → ") }
+        var text = names.prefix(4).joined(separator: " → ")
+        text += " → … \(names.count - 8) more … → " + names.suffix(4).joined(separator: " → ")
+        // The shortest unit of services (keys aside: a runaway often passes a new key each time) that the last
+        // steps repeat.
+        let services = path.map { ServiceKey(service: $0.service, arguments: $0.arguments).description }
+        for period in 1...min(16, services.count / 3) {
+            let tail = services.suffix(period * 3)
+            let unit = Array(tail.suffix(period))
+            if tail.enumerated().allSatisfy({ $0.element == unit[$0.offset % period] }) {
+                text += " (repeating: " + unit.joined(separator: " → ") + ")"
+                break
+            }
+        }
+        return text
+    }
+
+    /// For ``Code/notRegistered``: when the arguments are a labelled tuple and a registration takes the same
+    /// tuple without labels, a sentence that says so.
+    private var labelledArgumentsHint: String? {
+        let requestedArguments = String(describing: requested.arguments)
+        guard requestedArguments.hasPrefix("("), requestedArguments.contains(":") else { return nil }
+        let unlabelled = Self.withoutLabels(requestedArguments)
+        guard let match = registeredAlternatives.first(where: {
+            String(describing: $0.arguments) == unlabelled && $0.key == requested.key
+        }) else { return nil }
+        return " The arguments \(requestedArguments) have labels, which make them another type than"
+            + " \(String(describing: match.arguments)), the arguments of \(match.description): drop the labels, e.g."
+            + " pass (\"Bill\", \"Gates\") rather than (first: \"Bill\", last: \"Gates\")."
+    }
+
+    /// A tuple type's description without its element labels: `(first: String, last: String)` → `(String, String)`.
+    private static func withoutLabels(_ tuple: String) -> String {
+        var result = ""
+        var word = ""
+        for character in tuple {
+            if character.isLetter || character.isNumber || character == "_" {
+                word.append(character)
+            } else if character == ":" {
+                word = ""
+            } else {
+                result += word
+                word = ""
+                if !(character == " " && (result.last == "(" || result.last == " ")) { result.append(character) }
+            }
+        }
+        return result + word
     }
 
     public var description: String {
@@ -163,6 +216,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
                 text += registeredAlternatives.map(\.description).joined(separator: ", ") + "."
             }
             text += pathSuffix
+            if let labelled = labelledArgumentsHint { text += labelled }
             if isRegisteredElsewhere {
                 text += " It is registered in a scope (scope.register), but resolved from"
                 text += resolvedFromRoot
@@ -186,10 +240,17 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text += " Fix: break the cycle, e.g. let one side receive the other after creation in a"
             text += " resolved { scope, instance in ... } callback instead of in its factory."
         case .scopeDisposed:
-            let scope = scopeKey.map { "the scope \(String(reflecting: $0.base))" } ?? "the container"
-            text = "Stimpak cannot resolve \(requested.description): \(scope) has been disposed."
-            text += pathSuffix
-            text += " Fix: resolve from a scope that is still open, or open a new one with openScope(_:)."
+            if let scopeKey {
+                text = "Stimpak cannot resolve \(requested.description): the scope \(String(reflecting: scopeKey.base)) has been disposed."
+                text += pathSuffix
+                text += " Fix: resolve from a scope that is still open, or open a new one with openScope(_:) on its parent."
+            } else {
+                text = "Stimpak cannot resolve \(requested.description): the container has been disposed, and with it every"
+                text += " scope and singleton."
+                text += pathSuffix
+                text += " Fix: keep the container alive (undisposed) while anything resolves from it, or make a new"
+                text += " Container and register again: a disposed container resolves nothing and opens no scope."
+            }
         case .factoryFailed:
             text = "The factory of \(requested.description) threw: \(underlyingError.map { String(describing: $0) } ?? "an error")."
             text += pathSuffix
@@ -241,6 +302,10 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text = "Stimpak cannot make \(requested.description) up front: it is registered .eagerSingleton but takes"
             text += " runtime arguments (\(String(describing: requested.arguments))), which only a resolve can pass."
             text += " Fix: register it .singleton, or give it a factory without runtime arguments."
+        case .registeredAfterDisposal:
+            text = "Stimpak refused the registration of \(requested.description): the container had been disposed, so it"
+            text += " would never resolve anything. Fix: register before disposing the container, or make a new"
+            text += " Container for the new registrations."
         case .requiresAwait:
             text = isMainActor
                 ? "Stimpak cannot resolve \(requested.description) synchronously here: its factory runs on the main actor,"

@@ -63,6 +63,48 @@ extension Resolving {
             asyncFactory: { scope, arguments in try await factory(scope, repeat each arguments) })
     }
 
+    /// Registers an `async` factory with `key:` before `reuse:` (the other order of the two labels).
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: A key that tells this registration apart from others of the same type and arguments.
+    ///   - reuse: How instances are reused.
+    ///   - policy: What to do when the same service, arguments and key are registered.
+    ///   - factory: Makes an instance from the runtime arguments; may suspend and throw.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult @_disfavoredOverload
+    @inlinable
+    public func register<Service, each Arg, Failure: Error>(
+        _ type: Service.Type,
+        key: AnyHashable?,
+        reuse: Reuse,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
+        _ factory: @escaping @Sendable (repeat each Arg) async throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
+        try register(type, reuse: reuse, key: key, ifAlreadyRegistered: policy, factory)
+    }
+
+    /// Registers an `async` factory that receives the scope, with `key:` before `reuse:`.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: A key that tells this registration apart from others of the same type and arguments.
+    ///   - reuse: How instances are reused.
+    ///   - policy: What to do when the same service, arguments and key are registered.
+    ///   - factory: Makes an instance from the scope and the runtime arguments; may suspend and throw.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult
+    @inlinable
+    public func register<Service, each Arg, Failure: Error>(
+        _ type: Service.Type,
+        key: AnyHashable?,
+        reuse: Reuse,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
+        _ factory: @escaping @Sendable (Scope, repeat each Arg) async throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
+        try register(type, reuse: reuse, key: key, ifAlreadyRegistered: policy, factory)
+    }
+
     /// The synchronous factory of an async registration: never called (the synchronous path throws
     /// ``ResolutionError/Code/requiresAwait`` before it would be).
     @usableFromInline

@@ -21,17 +21,17 @@ extension Resolving {
     /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
     @discardableResult
     @inlinable
-    public func autowire<Service, each Dependency, Failure: Error>(
+    public func autowire<Service, each Parameter, Failure: Error>(
         _ type: Service.Type,
         reuse: Reuse? = nil,
         key: AnyHashable? = nil,
         ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
-        _ initializer: @escaping @Sendable (repeat each Dependency) throws -> Service
+        _ initializer: @escaping @Sendable (repeat each Parameter) throws -> Service
     ) throws(Failure) -> ServiceResolver<Service, Void> {
         // How each parameter is resolved is decided once, here, not on every resolve.
-        let parameters = (repeat Autowiring.parameter((each Dependency).self))
-        var dependencies: [ServiceKey] = []
-        for parameter in repeat each parameters { dependencies.append(parameter.key) }
+        let parameters = (repeat Autowiring.parameter((each Parameter).self))
+        var dependencies: [Dependency] = []
+        for parameter in repeat each parameters { dependencies.append(parameter.dependency) }
         return try resolutionScope.add(reuse: reuse, key: key, policy: policy, dependencies: dependencies) { (scope: Scope, _: Void) in
             try initializer(repeat try (each parameters).resolve(scope))
         }
@@ -74,13 +74,13 @@ extension Resolving {
 /// How an autowired initializer's parameter of type `Value` is resolved.
 @usableFromInline
 struct AutowiredParameter<Value>: Sendable {
-    /// The dependency: the parameter's type, or the wrapped type of an `Optional`.
-    @usableFromInline let key: ServiceKey
+    /// The dependency: the parameter's type, or the type an `Optional` or a wrapper wraps, and how it is needed.
+    @usableFromInline let dependency: Dependency
     @usableFromInline let resolve: @Sendable (Scope) throws(ResolutionError) -> Value
 
     @usableFromInline
-    init(key: ServiceKey, resolve: @escaping @Sendable (Scope) throws(ResolutionError) -> Value) {
-        self.key = key
+    init(dependency: Dependency, resolve: @escaping @Sendable (Scope) throws(ResolutionError) -> Value) {
+        self.dependency = dependency
         self.resolve = resolve
     }
 }
@@ -94,18 +94,45 @@ enum Autowiring {
         if let special = Value.self as? any Autowirable.Type {
             return special.autowiredParameter(Value.self)
         }
-        return AutowiredParameter(key: dependency(Value.self)) { scope throws(ResolutionError) in
+        return AutowiredParameter(dependency: Dependency.of(Value.self)) { scope throws(ResolutionError) in
             try scope.resolveInstance(Value.self, ())
         }
     }
 }
 
-extension Autowiring {
-    /// What a parameter of type `Value` depends on: the type itself, or the service a wrapper (`Lazy`,
-    /// `Provider`, `WeakReference`, an array) wraps.
+/// A service that a registration's factory resolves, as validation and the dependency graph see it.
+@usableFromInline
+struct Dependency: Sendable, Hashable {
+    /// The service resolved: a parameter's type, or the type an `Optional` or a wrapper wraps.
+    @usableFromInline let key: ServiceKey
+    @usableFromInline let kind: Kind
+
     @usableFromInline
-    static func dependency<Value>(_ type: Value.Type) -> ServiceKey {
-        (Value.self as? any ImplicitService.Type)?.wrappedService ?? ServiceKey(service: Value.self)
+    enum Kind: Sendable, Hashable {
+        /// Resolved while the instance is made; missing is an error.
+        case required
+        /// An `Optional`: nil when not registered.
+        case optional
+        /// `Lazy`, `Provider`, `WeakReference`: resolved later, so not part of a cycle of creations.
+        case deferred
+        /// `[T]`: every registration, none included.
+        case collection
+    }
+
+    @usableFromInline
+    init(key: ServiceKey, kind: Kind) {
+        self.key = key
+        self.kind = kind
+    }
+
+    /// The dependency of a parameter (or a declared dependency) of type `Value`.
+    @usableFromInline
+    static func of<Value>(_ type: Value.Type) -> Dependency {
+        if let optional = Value.self as? any Autowirable.Type { return optional.dependency }
+        if let wrapper = Value.self as? any ImplicitService.Type {
+            return Dependency(key: wrapper.wrappedService, kind: wrapper.dependencyKind)
+        }
+        return Dependency(key: ServiceKey(service: Value.self), kind: .required)
     }
 }
 
@@ -114,13 +141,18 @@ extension Autowiring {
 protocol Autowirable {
     /// The parameter for `Value`, which is `Self` (passed so that the result needs no cast).
     static func autowiredParameter<Value>(_ type: Value.Type) -> AutowiredParameter<Value>
+    /// What a parameter of this type depends on.
+    static var dependency: Dependency { get }
 }
 
 extension Optional: Autowirable {
     @usableFromInline
+    static var dependency: Dependency { Dependency(key: ServiceKey(service: Wrapped.self), kind: .optional) }
+
+    @usableFromInline
     static func autowiredParameter<Value>(_ type: Value.Type) -> AutowiredParameter<Value> {
         let key = ServiceKey(service: Wrapped.self)
-        return AutowiredParameter(key: key) { scope throws(ResolutionError) in
+        return AutowiredParameter(dependency: dependency) { scope throws(ResolutionError) in
             let wrapped: Wrapped?
             do throws(ResolutionError) {
                 wrapped = try scope.resolveInstance(Wrapped.self, ())

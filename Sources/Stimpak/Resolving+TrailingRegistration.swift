@@ -123,4 +123,52 @@ extension Resolving {
     ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
         try register(type, factory, ifAlreadyRegistered: policy)
     }
+
+    /// Registers a factory, given as a trailing closure after `key:` and then `reuse:` (the other order of
+    /// the two labels).
+    ///
+    /// ```swift
+    /// container.register(Logger.self, key: "http", reuse: .singleton) { Logger(label: "http") }
+    /// ```
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: A key that tells this registration apart from others of the same type and arguments.
+    ///   - reuse: How instances are reused.
+    ///   - policy: What to do when the same service, arguments and key are registered.
+    ///   - factory: Makes an instance from the runtime arguments; may throw.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult @_disfavoredOverload
+    @inlinable
+    public func register<Service, each Arg, Failure: Error>(
+        _ type: Service.Type,
+        key: AnyHashable?,
+        reuse: Reuse,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
+        factory: @escaping @Sendable (repeat each Arg) throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
+        try register(type, factory, reuse: reuse, key: key, ifAlreadyRegistered: policy)
+    }
+
+    /// Registers a factory that receives the resolving scope, given as a trailing closure after `key:` and
+    /// then `reuse:`.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - key: A key that tells this registration apart from others of the same type and arguments.
+    ///   - reuse: How instances are reused.
+    ///   - policy: What to do when the same service, arguments and key are registered.
+    ///   - factory: Makes an instance from the scope and the runtime arguments; may throw.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult
+    @inlinable
+    public func register<Service, each Arg, Failure: Error>(
+        _ type: Service.Type,
+        key: AnyHashable?,
+        reuse: Reuse,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
+        factory: @escaping @Sendable (Scope, repeat each Arg) throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, (repeat each Arg)> {
+        try register(type, factory, reuse: reuse, key: key, ifAlreadyRegistered: policy)
+    }
 }

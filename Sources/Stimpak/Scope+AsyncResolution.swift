@@ -270,9 +270,11 @@ extension Scope {
             }
         }
         let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
+        let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
         do {
             var instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
             for decorator in decorators { instance = try decorator(scope, instance) }
+            if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
             return instance
         } catch let error as ResolutionError {
             throw error

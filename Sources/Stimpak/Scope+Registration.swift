@@ -15,7 +15,7 @@ extension Scope {
         key: AnyHashable?,
         policy: DuplicatePolicy<Failure>,
         disposesInstances: Bool = true,
-        dependencies: [ServiceKey]? = nil,
+        dependencies: [Dependency]? = nil,
         factory: @escaping (Scope, Args) throws -> Service,
         asyncFactory: ((Scope, Args) async throws -> Service)? = nil,
         isMainActor: Bool = false
@@ -70,7 +70,7 @@ extension Scope {
         key: AnyHashable?,
         policy: DuplicatePolicy<Failure>,
         disposesInstances: Bool,
-        dependencies: [ServiceKey]?,
+        dependencies: [Dependency]?,
         factory: @escaping (Scope, Args) throws -> Service,
         asyncFactory: ((Scope, Args) async throws -> Service)?,
         isMainActor: Bool
@@ -80,6 +80,11 @@ extension Scope {
             let resolver = makeRegistration(
                 reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies,
                 factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
+            // A disposed container resolves nothing: the registration is refused, and validation says so.
+            guard !isDisposedValue else {
+                registry.rejectedRegistrations.append(resolver.serviceKey)
+                return resolver
+            }
             if let existing = registry.entries[resolver.serviceKey]?.registration {
                 guard try policy.resolveConflict(resolver.serviceKey) else { return resolver }
                 registry.retire(existing)
@@ -94,7 +99,7 @@ extension Scope {
         reuse: Reuse?,
         key: AnyHashable?,
         disposesInstances: Bool,
-        dependencies: [ServiceKey]?,
+        dependencies: [Dependency]?,
         factory: @escaping (Scope, Args) throws -> Service,
         asyncFactory: ((Scope, Args) async throws -> Service)?,
         isMainActor: Bool
@@ -151,5 +156,33 @@ extension Scope {
             scope = current.parent
         }
         return nil
+    }
+}
+
+extension Scope {
+    /// Copies of the open scopes below this one: keys, locals and children (for validation's throwaway copy
+    /// of the scope tree). Call with the lock held.
+    func copyOfOpenScopes() -> [ScopeCopy] {
+        openChildrenInOrder.map { child in
+            ScopeCopy(key: child.key!, locals: child.locals, children: child.copyOfOpenScopes())
+        }
+    }
+
+    /// Takes `locals` from another container's scope: its values as they are, its registrations duplicated
+    /// into this container's registry.
+    func adopt(_ locals: [ServiceKey: Local]) {
+        registry.lock.withLock {
+            for (key, local) in locals {
+                switch local {
+                case .value:
+                    self.locals[key] = local
+                    _ = registry.markScopeLocal(key)
+                case .registration(let registration):
+                    self.locals[key] = .registration(registration.duplicate(in: registry, index: registry.makeIndex()))
+                    _ = registry.markScopeLocal(key, isRegistration: true)
+                }
+            }
+            _ = registry.retireTable()
+        }
     }
 }

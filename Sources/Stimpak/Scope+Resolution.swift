@@ -235,6 +235,18 @@ extension Scope {
     func resolveLocked<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
+        // Observed (an observer, or dependency recording): every resolve comes here; the word is read only here.
+        guard registry.observedWord.loadRelaxed() == 0 else {
+            return try resolveObserved(Service.self, arguments, key: key) { () throws(ResolutionError) in
+                try resolveLockedUnobserved(Service.self, arguments, key: key)
+            }
+        }
+        return try resolveLockedUnobserved(Service.self, arguments, key: key)
+    }
+
+    private func resolveLockedUnobserved<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         let lock = registry.lock
         lock.lock()
@@ -740,6 +752,13 @@ extension Scope {
         _ box: AnyObject, in slot: Slot, of resolver: ServiceResolver<Service, Args>, publishes: Bool
     ) -> InFlight? {
         let flight = slot.settle(.created(box))
+        slot.registration = resolver
+        slot.owner = ObjectIdentifier(self)
+        slot.creation = registry.nextCreation()
+        if registry.tracksInstances, let value = (box as? InstanceBox<Service>)?.value,
+           Swift.type(of: value as Any) is AnyClass {
+            tracked.append(TrackedInstance(service: resolver.serviceKey, instance: value as AnyObject))
+        }
         guard publishes else { return flight }
         if parent == nil {
             resolver.rootWord.publish(box)
@@ -761,6 +780,7 @@ extension Scope {
     ) throws(ResolutionError) -> Service {
         try context.enter(resolver)
         defer { context.leave() }
+        let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
         var instance: Service
         do {
             instance = try resolver.factory(scope, arguments)
@@ -769,6 +789,7 @@ extension Scope {
         } catch {
             throw factoryFailure(error, of: resolver.serviceKey, context: context)
         }
+        if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
         if let onResolved {
             try runCallback(onResolved, scope, instance, of: resolver, context: context)
         }
@@ -804,17 +825,50 @@ extension DisposalRecord {
         for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot?,
         onDispose: DisposeHook<Service>?
     ) {
+        // The instance's own disposal, unless a hook replaces it or the container did not make it.
+        var replaced = !resolver.disposesInstances
         switch onDispose {
-        case .sync(let hook)?:
-            self.init(key: resolver.serviceKey, slot: slot, dispose: { try hook(instance) })
-        case .async(let hook)?:
-            self.init(key: resolver.serviceKey, slot: slot, disposeAsync: { try await hook(instance) })
+        case .sync(_, let replaces)?, .async(_, let replaces)?: replaced = replaced || replaces
+        case nil: break
+        }
+        let disposable = replaced ? nil : resolver.disposable(instance)
+        let asyncDisposable = replaced || disposable != nil ? nil : instance as? any AsyncDisposable
+        switch onDispose {
+        case .sync(let hook, _)? where asyncDisposable == nil:
+            self.init(key: resolver.serviceKey, slot: slot, dispose: {
+                // The hook first, then the instance's own dispose(), which runs even when the hook throws.
+                var failure: (any Error)?
+                do { try hook(instance) } catch { failure = error }
+                do { try disposable?.dispose() } catch { failure = failure ?? error }
+                if let failure { throw failure }
+            })
+        case .sync(let hook, _)?:
+            self.init(key: resolver.serviceKey, slot: slot, disposeAsync: {
+                do {
+                    try hook(instance)
+                } catch {
+                    try? await asyncDisposable?.dispose()
+                    throw error
+                }
+                try await asyncDisposable?.dispose()
+            })
+        case .async(let hook, _)?:
+            self.init(key: resolver.serviceKey, slot: slot, disposeAsync: {
+                do {
+                    try await hook(instance)
+                } catch {
+                    try? disposable?.dispose()
+                    try? await asyncDisposable?.dispose()
+                    throw error
+                }
+                try disposable?.dispose()
+                try await asyncDisposable?.dispose()
+            })
         case nil:
-            guard resolver.disposesInstances else { return nil }
-            if let disposable = resolver.disposable(instance) {
+            if let disposable {
                 self.init(key: resolver.serviceKey, slot: slot, dispose: { try disposable.dispose() })
-            } else if let disposable = instance as? any AsyncDisposable {
-                self.init(key: resolver.serviceKey, slot: slot, disposeAsync: { try await disposable.dispose() })
+            } else if let asyncDisposable {
+                self.init(key: resolver.serviceKey, slot: slot, disposeAsync: { try await asyncDisposable.dispose() })
             } else {
                 return nil
             }

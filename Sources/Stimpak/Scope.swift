@@ -42,6 +42,9 @@ public final class Scope: Resolving, @unchecked Sendable {
     var locals: [ServiceKey: Local] = [:]
     /// Cached instances with a disposal hook, in order of creation.
     var disposals: [DisposalRecord] = []
+    /// With ``Container/tracksInstances`` on: weak references to the instances cached here, kept after
+    /// disposal for ``survivors``.
+    var tracked: [TrackedInstance] = []
 
     init(root registry: Registry) {
         self.key = nil
@@ -98,6 +101,9 @@ public final class Scope: Resolving, @unchecked Sendable {
         tableWord.publish(larger)
     }
 
+    /// Every cache of this child scope (slots and instance caches). Call with the lock held.
+    var tableCaches: [AnyObject] { table?.caches ?? [] }
+
     /// Publishes an `.inScope` instance of this child scope for the lock-free path; its cache is set.
     func publish(_ box: AnyObject, index: Int) {
         table?.publish(box, for: index)
@@ -151,6 +157,30 @@ public final class Scope: Resolving, @unchecked Sendable {
     public subscript(key: AnyHashable) -> Scope? {
         let hash = key.hashValue
         return registry.lock.withLock { child(key, hash: hash) }
+    }
+
+    /// The open child scopes, in the order they were opened (a server checks after a load test that no
+    /// request scope is left open).
+    public var openScopes: [Scope] {
+        registry.lock.withLock { openChildrenInOrder }
+    }
+
+    /// How many child scopes are open.
+    public var openScopeCount: Int {
+        registry.lock.withLock { openChildrenInOrder.count }
+    }
+
+    /// The open children in opening order. Call with the lock held.
+    var openChildrenInOrder: [Scope] {
+        var open: [Scope] = []
+        for head in children.values {
+            var candidate: Scope? = head
+            while let child = candidate {
+                open.append(child)
+                candidate = child.nextInBucket
+            }
+        }
+        return open.sorted { $0.sequence < $1.sequence }
     }
 
     /// The open child with `key`, whose hash is `hash`. Call with the lock held.
@@ -266,6 +296,8 @@ public final class Scope: Resolving, @unchecked Sendable {
         guard var detached = detachSubtree() else { return [] }
         var failures: [DisposalFailure] = []
         var later: [DisposalRecord] = []
+        let observed = registry.observedWord.loadRelaxed() != 0
+        var events: [(ServiceKey, (any Error)?)] = []
         for record in detached.records {
             if record.isAsync {
                 later.append(record)
@@ -273,11 +305,14 @@ public final class Scope: Resolving, @unchecked Sendable {
             }
             do {
                 try record.dispose()
+                if observed { events.append((record.key, nil)) }
             } catch {
                 failures.append(DisposalFailure(service: record.key, error: error))
+                if observed { events.append((record.key, error)) }
             }
         }
         if !later.isEmpty { DisposalRecord.runDetached(later) }
+        if observed { reportDisposals(events) }
         // Instances are released here, after their hooks and outside the lock, so deinits may resolve.
         detached = Detached()
         return failures
@@ -297,13 +332,18 @@ public final class Scope: Resolving, @unchecked Sendable {
     public func dispose() async -> [DisposalFailure] {
         guard var detached = detachSubtree() else { return [] }
         var failures: [DisposalFailure] = []
+        let observed = registry.observedWord.loadRelaxed() != 0
+        var events: [(ServiceKey, (any Error)?)] = []
         for record in detached.records {
             do {
                 try await record.disposeAwaiting()
+                if observed { events.append((record.key, nil)) }
             } catch {
                 failures.append(DisposalFailure(service: record.key, error: error))
+                if observed { events.append((record.key, error)) }
             }
         }
+        if observed { reportDisposals(events) }
         detached = Detached()
         return failures
     }
@@ -379,15 +419,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         var stack: [Scope] = [self]
         while let scope = stack.popLast() {
             preorder.append(scope)
-            var open: [Scope] = []
-            for head in scope.children.values {
-                var candidate: Scope? = head
-                while let child = candidate {
-                    open.append(child)
-                    candidate = child.nextInBucket
-                }
-            }
-            stack.append(contentsOf: open.sorted { $0.sequence > $1.sequence })
+            stack.append(contentsOf: scope.openChildrenInOrder.reversed())
         }
         return preorder.reversed()
     }

@@ -61,7 +61,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         index: Int,
         registry: Registry,
         disposesInstances: Bool = true,
-        dependencies: [ServiceKey]? = nil,
+        dependencies: [Dependency]? = nil,
         factory: @escaping (Scope, Args) throws -> Service,
         asyncFactory: ((Scope, Args) async throws -> Service)? = nil,
         isMainActor: Bool = false
@@ -69,7 +69,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.asyncFactory = asyncFactory
         self.isMainActor = isMainActor
         self.disposesInstances = disposesInstances
-        self.dependencies = dependencies
+        self.dependencyList = dependencies
         self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         self.reuse = reuse
         self.index = index
@@ -108,8 +108,49 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     }
 
     /// The services its factory resolves, when they are known without making an instance (an autowired
-    /// registration's parameter types, an `Optional` one's wrapped type); nil when they are not known.
-    public let dependencies: [ServiceKey]?
+    /// registration's parameter types, an `Optional` one's wrapped type, or what ``dependsOn(_:)`` declared);
+    /// nil when they are not known.
+    public var dependencies: [ServiceKey]? {
+        withSettingsLock { dependencyList?.map(\.key) }
+    }
+
+    /// What the factory resolves and how (see ``Dependency``). Guarded by the container's lock.
+    var dependencyList: [Dependency]?
+
+    /// Declares the services this registration's factory resolves, so that ``Container/validate()`` checks
+    /// them and the dependency graph draws them without making an instance (an autowired registration knows
+    /// its own).
+    ///
+    /// ```swift
+    /// container.register(Session.self, reuse: .inScope) { scope in Session(try scope.require(Database.self)) }
+    ///     .dependsOn(Database.self)
+    /// ```
+    /// An `Optional`, `Lazy`, `Provider`, `WeakReference` or array type declares what it wraps, as an
+    /// autowired parameter of that type does.
+    /// - Parameter types: The resolved types, unkeyed and without runtime arguments.
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func dependsOn<each Dependent>(_ types: repeat (each Dependent).Type) -> Self {
+        var declared: [Dependency] = []
+        for type in repeat each types { declared.append(Dependency.of(type)) }
+        withSettingsLock { dependencyList = (dependencyList ?? []) + declared }
+        return self
+    }
+
+    /// Declares keyed (or argument-taking) services this registration's factory resolves.
+    ///
+    /// ```swift
+    /// container.register(Report.self) { scope in Report(try scope.require(Logger.self, key: "audit")) }
+    ///     .dependsOn(ServiceKey(service: Logger.self, key: "audit"))
+    /// ```
+    /// - Parameter keys: The resolved services' keys.
+    /// - Returns: This registration, for chaining.
+    @discardableResult
+    public func dependsOn(_ keys: ServiceKey...) -> Self {
+        let declared = keys.map { Dependency(key: $0, kind: .required) }
+        withSettingsLock { dependencyList = (dependencyList ?? []) + declared }
+        return self
+    }
 
     /// Caches one instance per class of arguments that `comparator` finds equal, in every cache that
     /// holds this service.
@@ -217,12 +258,16 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
 
     /// Runs `callback` on each cached instance when the cache that holds it is disposed.
     ///
-    /// Runs instead of `Disposable.dispose()` for an instance that is also `Disposable`.
-    /// - Parameter callback: Receives the instance being released; may throw.
+    /// For an instance that is also `Disposable` (or `AsyncDisposable`), the callback runs first and then the
+    /// instance's own `dispose()` (even when the callback throws; the callback's error is reported), unless
+    /// `replacingDispose` says the callback replaces it.
+    /// - Parameters:
+    ///   - replacingDispose: Whether the callback replaces the instance's own `dispose()`; false by default.
+    ///   - callback: Receives the instance being released; may throw.
     /// - Returns: This registration, for chaining.
     @discardableResult
-    public func onDispose(_ callback: @escaping @Sendable (Service) throws -> Void) -> Self {
-        withSettingsLock { onDispose = .sync(callback) }
+    public func onDispose(replacingDispose: Bool = false, _ callback: @escaping @Sendable (Service) throws -> Void) -> Self {
+        withSettingsLock { onDispose = .sync(callback, replacesDispose: replacingDispose) }
         return self
     }
 
@@ -233,18 +278,24 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// container.register(Connection.self, reuse: .inScope) { try await Connection.open() }
     ///     .onDispose { connection in try await connection.close() }
     /// ```
-    /// A synchronous `dispose()` cannot await it: it runs afterwards, in a task of its own.
-    /// - Parameter callback: Receives the instance being released; may suspend and throw.
+    /// A synchronous `dispose()` cannot await it: it runs afterwards, in a task of its own. As with the
+    /// synchronous hook, a `Disposable` or `AsyncDisposable` instance's own `dispose()` runs after it unless
+    /// `replacingDispose` is true.
+    /// - Parameters:
+    ///   - replacingDispose: Whether the callback replaces the instance's own `dispose()`; false by default.
+    ///   - callback: Receives the instance being released; may suspend and throw.
     /// - Returns: This registration, for chaining.
     @discardableResult
-    public func onDispose(_ callback: @escaping @Sendable (Service) async throws -> Void) -> Self {
-        withSettingsLock { onDispose = .async(callback) }
+    public func onDispose(
+        replacingDispose: Bool = false, _ callback: @escaping @Sendable (Service) async throws -> Void
+    ) -> Self {
+        withSettingsLock { onDispose = .async(callback, replacesDispose: replacingDispose) }
         return self
     }
 
     /// Changes a setting only the locked path reads, under the container's lock; once the container is gone,
     /// nothing resolves the registration any more.
-    private func withSettingsLock(_ body: () -> Void) {
+    private func withSettingsLock<T>(_ body: () -> T) -> T {
         if let registry {
             registry.lock.withLock(body)
         } else {
@@ -305,6 +356,52 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         }
     }
 
+    var declaredDependencies: [Dependency]? { dependencyList }
+
+    var rootCacheObject: AnyObject? { rootCache }
+
+    var isAsync: Bool { asyncFactory != nil && !isMainActor }
+
+    var registrationFindings: [ResolutionError] {
+        var findings: [ResolutionError] = []
+        if reuse.kind == .weak, Self.isValueType(Service.self) {
+            findings.append(ResolutionError(.weakValueType, requested: serviceKey))
+        }
+        if reuse.kind == .transient, disposableTransients == .refused,
+           Service.self is any Disposable.Type || Service.self is any AsyncDisposable.Type {
+            findings.append(ResolutionError(.disposableTransient, requested: serviceKey))
+        }
+        if reuse.isEager, serviceKey.hasArguments {
+            findings.append(ResolutionError(.eagerSingletonWithArguments, requested: serviceKey))
+        }
+        return findings
+    }
+
+    /// Whether `type` is a struct, an enum, an optional or a tuple: its metadata's kind says so (the kinds of
+    /// the Swift ABI's type metadata: 0x200, 0x201, 0x202, 0x301); a class, a protocol or a metatype is not.
+    private static func isValueType(_ type: Any.Type) -> Bool {
+        let kind = unsafeBitCast(type, to: UnsafePointer<UInt>.self).pointee
+        return kind == 0x200 || kind == 0x201 || kind == 0x202 || kind == 0x301
+    }
+
+    func duplicate(in registry: Registry, index: Int) -> any Registration {
+        let copy = ServiceResolver(
+            key: serviceKey.key, reuse: reuse, index: index, registry: registry, disposesInstances: disposesInstances,
+            dependencies: dependencyList, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
+        copy.matching = matching
+        copy.onResolved = onResolved
+        copy.onDispose = onDispose
+        copy.allowsCaptiveDependencies = allowsCaptiveDependencies
+        copy.decorators = decorators
+        copy.disposableTransients = disposableTransients
+        return copy
+    }
+
+    func resolveForValidation(from scope: Scope) async throws {
+        guard let arguments = () as? Args else { return }
+        _ = try await scope.resolveInstanceAsync(Service.self, arguments, key: serviceKey.key)
+    }
+
     func takeRootCache() -> AnyObject? {
         rootWord.publish(nil)
         defer { rootCache = nil }
@@ -336,8 +433,8 @@ struct HashableArguments<each Value: Hashable>: Hashable {
 
 /// A registration's `onDispose` callback.
 enum DisposeHook<Service> {
-    case sync(@Sendable (Service) throws -> Void)
-    case async(@Sendable (Service) async throws -> Void)
+    case sync(@Sendable (Service) throws -> Void, replacesDispose: Bool)
+    case async(@Sendable (Service) async throws -> Void, replacesDispose: Bool)
 }
 
 /// What happens to a `Disposable` instance of a transient registration.

@@ -3,6 +3,8 @@
 protocol ImplicitService {
     /// The wrapped service: what an autowired parameter of this type depends on.
     static var wrappedService: ServiceKey { get }
+    /// How a factory that takes this wrapper needs the wrapped service.
+    static var dependencyKind: Dependency.Kind { get }
     /// The wrapper for the wrapped service under `key`, resolved from `scope`.
     static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self
 }
@@ -46,6 +48,7 @@ public final class Lazy<Service>: @unchecked Sendable {  // `instance` is guarde
 
 extension Lazy: ImplicitService {
     static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }
+    static var dependencyKind: Dependency.Kind { .deferred }
 
     static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
         Self(scope: scope, key: key)
@@ -86,6 +89,7 @@ public struct Provider<Service>: @unchecked Sendable {
 
 extension Provider: ImplicitService {
     static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }
+    static var dependencyKind: Dependency.Kind { .deferred }
 
     static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
         Self(scope: scope, key: key)
@@ -135,6 +139,7 @@ public final class WeakReference<Service: AnyObject>: @unchecked Sendable {  // 
 
 extension WeakReference: ImplicitService {
     static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }
+    static var dependencyKind: Dependency.Kind { .deferred }
 
     static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
         Self(scope: scope, key: key)
@@ -143,6 +148,7 @@ extension WeakReference: ImplicitService {
 
 extension Array: ImplicitService {
     static var wrappedService: ServiceKey { ServiceKey(service: Element.self) }
+    static var dependencyKind: Dependency.Kind { .collection }
 
     /// Every registration of `Element` without runtime arguments, under every key (`key` is ignored), in
     /// registration order.

@@ -92,10 +92,10 @@ final class B: @unchecked Sendable { init(_ a: A?) {} }
         #expect(error?.code == .scopeDisposed)
         #expect(error?.scopeKey == AnyHashable("request-17"))
         #expect(error?.description.hasPrefix(
-            #"Stimpak cannot resolve Foo: the scope "request-17" has been disposed. Fix: resolve from a scope that is still open, or open a new one with openScope(_:)."#) == true)
+            #"Stimpak cannot resolve Foo: the scope "request-17" has been disposed. Fix: resolve from a scope that is still open, or open a new one with openScope(_:) on its parent."#) == true)
         container.dispose()
         let rootError = #expect(throws: ResolutionError.self) { try container.require(Foo.self) }
-        #expect(rootError?.description.hasPrefix("Stimpak cannot resolve Foo: the container has been disposed.") == true)
+        #expect(rootError?.description.hasPrefix("Stimpak cannot resolve Foo: the container has been disposed, and with it every scope and singleton.") == true)
     }
 
     @Test func factoryFailureCarriesTheUnderlyingErrorAndPath() {

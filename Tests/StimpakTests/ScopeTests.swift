@@ -94,11 +94,11 @@ import Stimpak
         #expect(failures.first?.description.contains("boom") == true)
     }
 
-    @Test func onDisposeReplacesDisposable() {
+    @Test func onDisposeReplacingDisposeReplacesDisposable() {
         let log = EventLog()
         let container = Container()
         container.register(Tracked.self, reuse: .inScope) { Tracked("t", log: log) }
-            .onDispose { tracked in log.append("hook \(tracked.name)") }
+            .onDispose(replacingDispose: true) { tracked in log.append("hook \(tracked.name)") }
         let scope = container.openScope(1)
         _ = scope.resolve(Tracked.self)
         scope.dispose()

@@ -16,6 +16,12 @@ final class Slot {  // guarded by the container's lock
     }
 
     var state: State = .empty
+    /// For the live report: the registration (`any Registration`), the scope that owns the slot (a scope
+    /// below may hold it too, to publish a `.scopedTo` instance), and the creation's number in the container.
+    /// Set when the instance is stored.
+    var registration: AnyObject?
+    var owner: ObjectIdentifier?
+    var creation = 0
     /// What other threads wait on while the state is `.creating` or `.initializing`; made by the first.
     private var flight: InFlight?
 
@@ -67,13 +73,22 @@ final class WeakBox {
 
 /// One registration's instances in one scope when a comparator decides which instance a call gets: one
 /// slot per class of equal arguments (a list searched with the comparator, or a hash table).
-final class InstanceCache<Args> {  // guarded by the container's lock
+final class InstanceCache<Args>: SlotHolder {  // guarded by the container's lock
     /// Append-only, so a search that ran outside the lock only needs to look at what was added since.
     var compared: [(arguments: Args, slot: Slot)] = []
     var hashed: [AnyHashable: Slot] = [:]
     /// The slot used before the registration was given a comparator, kept so that its instance lives
     /// as long as the scope, like every cached instance.
     var earlier: Slot?
+
+    var slots: [Slot] {
+        (earlier.map { [$0] } ?? []) + hashed.values + compared.map(\.slot)
+    }
+}
+
+/// A cache of several slots, seen without its argument type (for the live report).
+protocol SlotHolder: AnyObject {
+    var slots: [Slot] { get }
 }
 
 /// How a reused registration decides which cached instance a call with given arguments gets.
@@ -224,6 +239,11 @@ final class ScopeTable {
     /// The cache of the registration with `index`, or nil. Call with the container's lock held.
     func cache(for index: Int) -> AnyObject? {
         entries[probe(UInt(index))].cache?.takeUnretainedValue()
+    }
+
+    /// Every cache the table holds. Call with the container's lock held.
+    var caches: [AnyObject] {
+        (0..<capacity).compactMap { entries[$0].cache?.takeUnretainedValue() }
     }
 
     /// Whether another entry fits without growing past half full.

@@ -20,6 +20,19 @@ protocol Registration: AnyObject, Sendable {
         /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
     /// once readers are done. Call with the registry's lock held.
     func takeRootCache() -> AnyObject?
+    /// The root scope's cache for it (a `Slot` or an `InstanceCache`), for the live report. Call with the lock held.
+    var rootCacheObject: AnyObject? { get }
+    /// What its factory resolves, when known. Call with the lock held.
+    var declaredDependencies: [Dependency]? { get }
+    /// Whether its factory is `async` (not a main-actor one).
+    var isAsync: Bool { get }
+    /// What is wrong with it alone, found without making anything (for validation). Call with the lock held.
+    var registrationFindings: [ResolutionError] { get }
+    /// The same registration, settings included, for `registry` under `index` (for validation's throwaway
+    /// copy). Call with the lock held.
+    func duplicate(in registry: Registry, index: Int) -> any Registration
+    /// Resolves it from `scope` with no runtime arguments, awaiting an async factory (for validation).
+    func resolveForValidation(from scope: Scope) async throws
 }
 
 /// The container's registrations, the lock that guards them and every scope's state, and the lookup
@@ -61,6 +74,22 @@ final class Registry: @unchecked Sendable {
     /// can run then, since every resolve holds a scope, which holds the registry.
     private var retiredRegistrations: [any Registration] = []
     private var parkedRegistrations: [any Registration] = []
+    /// Counts the instances stored in caches, to number them for the live report.
+    private var creations = 0
+    /// Whether caches keep weak references to their instances (``Container/tracksInstances``).
+    var tracksInstances = false
+    /// The observer of resolutions, creations and disposals, if any (``Container/observer``).
+    var observer: (any ResolutionObserver)?
+    /// Whether resolutions record the dependencies they observe (``Container/recordsDependencies``).
+    var recordsDependencies = false
+    /// The dependencies observed while recording: who resolved what.
+    var observedEdges: Set<DependencyGraph.Edge> = []
+    /// Nonzero while something observes or records: then the published table serves nothing, every resolve
+    /// takes the locked path, and the resolve path reads this word only there.
+    let observedWord: AtomicWord
+
+    /// The keys of registrations refused because the container was disposed, for validation to report.
+    var rejectedRegistrations: [ServiceKey] = []
     /// Every decorator, in registration order: each new registration gets those that apply to it.
     var decorators: [AnyDecorator] = []
     /// Counts the retired tables. A registration found in a table built at the current generation is
@@ -70,13 +99,21 @@ final class Registry: @unchecked Sendable {
     init(defaultReuse: Reuse, waitLimit: WaitLimit) {
         self.defaultReuse = defaultReuse
         self.waitLimit = waitLimit
-        tableWord = .allocate(count: 1)
+        tableWord = .allocate(count: 2)
+        observedWord = tableWord.advanced(by: 1)
+        observedWord.storeRelaxed(0)
     }
 
     deinit {
         // Nothing can be reading: every scope, and so every resolve, holds the registry.
         _ = tableWord.retireOwned(LookupTable.self)
         tableWord.deallocate()
+    }
+
+    /// The next creation number. Call with `lock` held.
+    func nextCreation() -> Int {
+        creations += 1
+        return creations
     }
 
     /// Call with `lock` held.
@@ -175,7 +212,7 @@ final class Registry: @unchecked Sendable {
     /// Builds and publishes the table if none is. Call with `lock` held.
     func publishTableIfNeeded() {
         guard tableWord.loadRelaxed() == 0 else { return }
-        tableWord.publishOwned(LookupTable(entries, generation: generation))
+        tableWord.publishOwned(LookupTable(observedWord.loadRelaxed() != 0 ? [:] : entries, generation: generation))
     }
 
     /// What is registered for the same service type under other keys or argument types. Call with `lock` held.

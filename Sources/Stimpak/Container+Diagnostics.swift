@@ -1,0 +1,405 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+// MARK: - Observing resolutions, creations and disposals
+
+/// Receives what a container does: for logging, metrics and tracing. Every method has a default that does
+/// nothing, so implement only what you need. Called on the thread or task that resolves or disposes, with
+/// no lock held; keep it quick.
+public protocol ResolutionObserver: Sendable {
+    /// A resolve finished (`event.error` is set when it failed); `event.duration` covers the whole resolve.
+    func resolved(_ event: ResolutionEvent)
+    /// A factory made an instance; `event.duration` covers the factory and its decorators.
+    func created(_ event: ResolutionEvent)
+    /// A cached instance was disposed (`event.error` is set when its hook threw).
+    func disposed(_ event: DisposalEvent)
+}
+
+extension ResolutionObserver {
+    public func resolved(_ event: ResolutionEvent) {}
+    public func created(_ event: ResolutionEvent) {}
+    public func disposed(_ event: DisposalEvent) {}
+}
+
+/// A resolve or a creation, as an observer sees it.
+public struct ResolutionEvent: @unchecked Sendable {  // `scopeKey` is an immutable key (see `ServiceKey`)
+    /// The service, arguments type and key resolved.
+    public let service: ServiceKey
+    /// The key of the scope it was resolved from (nil for the root).
+    public let scopeKey: AnyHashable?
+    /// How long it took, in nanoseconds (monotonic clock).
+    public let duration: UInt64
+    /// Why it failed, for a resolve that failed.
+    public let error: ResolutionError?
+}
+
+/// A disposal, as an observer sees it.
+public struct DisposalEvent: @unchecked Sendable {  // see `ResolutionEvent`
+    /// The registration whose instance was disposed.
+    public let service: ServiceKey
+    /// The key of the disposed scope (nil for the root).
+    public let scopeKey: AnyHashable?
+    /// What the disposal hook threw, if it threw.
+    public let error: (any Error)?
+}
+
+extension Container {
+    /// The observer of this container's resolutions, creations and disposals; nil (the default) for none.
+    ///
+    /// ```swift
+    /// container.observer = MetricsObserver()   // resolved(_:), created(_:), disposed(_:)
+    /// ```
+    /// With none, the resolve path does not look for one: a cached hit stays lock-free. While one is set,
+    /// every resolve takes the container's lock (so that none goes unseen): observing costs what it sees.
+    public var observer: (any ResolutionObserver)? {
+        get { registry.lock.withLock { registry.observer } }
+        set { registry.setObserving { registry.observer = newValue } }
+    }
+
+    /// Whether resolutions record who resolved what, for ``dependencyGraph()``'s observed edges. Off by
+    /// default; while on, every resolve takes the container's lock, as with an ``observer``.
+    public var recordsDependencies: Bool {
+        get { registry.lock.withLock { registry.recordsDependencies } }
+        set { registry.setObserving { registry.recordsDependencies = newValue } }
+    }
+
+    /// Whether caches keep weak references to the instances they hold, so that ``Scope/survivors`` can say
+    /// which of a disposed scope's instances are still alive. Off by default (no cost); turn it on in tests.
+    public var tracksInstances: Bool {
+        get { registry.lock.withLock { registry.tracksInstances } }
+        set { registry.lock.withLock { registry.tracksInstances = newValue } }
+    }
+}
+
+extension Registry {
+    /// Changes what observes, and routes every resolve through the locked path while anything does.
+    func setObserving(_ body: () -> Void) {
+        let retired: LookupTable? = lock.withLock {
+            body()
+            observedWord.store(observer != nil || recordsDependencies ? 1 : 0)
+            return retireTable()
+        }
+        Registry.release(retiredTable: retired)
+    }
+
+    /// The monotonic clock, in nanoseconds.
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+}
+
+extension Scope {
+    /// The locked path of an observed container: records the dependency, resolves, tells the observer.
+    func resolveObserved<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?,
+        resolve: () throws(ResolutionError) -> Service
+    ) throws(ResolutionError) -> Service {
+        let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
+        let (observer, records) = registry.lock.withLock { (registry.observer, registry.recordsDependencies) }
+        if records, let parent = ResolutionContext.current.pathKeys.last ?? AsyncNode.current?.registration.serviceKey {
+            _ = registry.lock.withLock { registry.observedEdges.insert(DependencyGraph.Edge(from: parent, to: requested)) }
+        }
+        guard let observer else { return try resolve() }
+        let start = Registry.now()
+        do {
+            let instance = try resolve()
+            observer.resolved(ResolutionEvent(service: requested, scopeKey: self.key, duration: Registry.now() - start, error: nil))
+            return instance
+        } catch {
+            // An async resolve goes on and awaits it: not a failure yet.
+            if !(error.code == .requiresAwait && error.isAwaitableHere) {
+                observer.resolved(ResolutionEvent(service: requested, scopeKey: self.key, duration: Registry.now() - start, error: error))
+            }
+            throw error
+        }
+    }
+
+    /// Tells the observer, if any, that a factory made an instance of `service` in `start`…now.
+    func reportCreation(_ service: ServiceKey, since start: UInt64) {
+        guard registry.observedWord.loadRelaxed() != 0, let observer = registry.lock.withLock({ registry.observer }) else {
+            return
+        }
+        observer.created(ResolutionEvent(service: service, scopeKey: key, duration: Registry.now() - start, error: nil))
+    }
+
+    /// Tells the observer, if any, of each disposal that `dispose()` ran.
+    func reportDisposals(_ disposed: [(ServiceKey, (any Error)?)]) {
+        guard registry.observedWord.loadRelaxed() != 0, let observer = registry.lock.withLock({ registry.observer }) else {
+            return
+        }
+        for (service, error) in disposed { observer.disposed(DisposalEvent(service: service, scopeKey: key, error: error)) }
+    }
+}
+
+// MARK: - What is alive
+
+/// A scope and what it caches, for logs (``description``) and tests (the properties).
+public struct ScopeReport: @unchecked Sendable, CustomStringConvertible {  // `key` is an immutable key
+    /// One cached instance.
+    public struct Instance: Sendable, Equatable, CustomStringConvertible {
+        /// Its registration's service, arguments and key.
+        public let service: ServiceKey
+        /// Its registration's reuse.
+        public let reuse: Reuse
+        /// Its place in the order the container created instances (1 for the first).
+        public let creation: Int
+
+        public var description: String { "#\(creation) \(service.description) \(reuse)" }
+    }
+
+    /// The scope's key; nil for the root.
+    public let key: AnyHashable?
+    /// The instances it caches, in creation order.
+    public let instances: [Instance]
+    /// The values put into it with `provide`, and its own registrations.
+    public let provided: [ServiceKey]
+    public let registrations: [ServiceKey]
+    /// Its open child scopes, in opening order.
+    public let children: [ScopeReport]
+
+    /// How many instances this scope and those below it cache.
+    public var totalInstances: Int { instances.count + children.reduce(0) { $0 + $1.totalInstances } }
+    /// How many scopes are open below this one.
+    public var totalScopes: Int { children.count + children.reduce(0) { $0 + $1.totalScopes } }
+
+    public var description: String {
+        var lines: [String] = []
+        func render(_ report: ScopeReport, depth: Int) {
+            let indent = String(repeating: "  ", count: depth)
+            let name = report.key.map { "scope \(String(reflecting: $0.base))" } ?? "root"
+            lines.append("\(indent)\(name): \(report.instances.count) cached, \(report.children.count) open below")
+            for instance in report.instances { lines.append("\(indent)  - \(instance)") }
+            for key in report.provided { lines.append("\(indent)  - provided \(key.description)") }
+            for key in report.registrations { lines.append("\(indent)  - registered here: \(key.description)") }
+            for child in report.children { render(child, depth: depth + 1) }
+        }
+        render(self, depth: 0)
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// An instance a disposed scope cached that is still alive: something outside the container holds it.
+public struct Survivor: Sendable, CustomStringConvertible {
+    /// Its registration's service, arguments and key.
+    public let service: ServiceKey
+    /// Its dynamic type.
+    public let type: String
+
+    public var description: String { "\(service.description) (a \(type))" }
+}
+
+/// The instances a disposed scope cached that are still alive (``Scope/requireNoSurvivors()``).
+public struct SurvivorReport: Error, Sendable, CustomStringConvertible {
+    public let scopeKey: String
+    public let survivors: [Survivor]
+
+    public var description: String {
+        "Stimpak disposed the scope \(scopeKey), but \(survivors.count) of its instances are still alive: "
+            + survivors.map(\.description).joined(separator: ", ")
+            + ". Something outside the container still holds them: a closure, a cache, a task, a singleton that"
+            + " captured them (see captive dependencies), or a cycle of strong references."
+    }
+}
+
+/// A weak reference to a cached instance (``Container/tracksInstances``).
+final class TrackedInstance: @unchecked Sendable {  // `instance` is read and written atomically by the runtime
+    let service: ServiceKey
+    weak var instance: AnyObject?
+
+    init(service: ServiceKey, instance: AnyObject) {
+        self.service = service
+        self.instance = instance
+    }
+}
+
+extension Scope {
+    /// This scope, what it caches, and its open scopes below, as a value and as text (`description`).
+    ///
+    /// ```swift
+    /// print(container.root.report())
+    /// // root: 2 cached, 1 open below
+    /// //   - #1 Database .singleton
+    /// //   ...
+    /// ```
+    public func report() -> ScopeReport {
+        registry.lock.withLock { reportLocked() }
+    }
+
+    private func reportLocked() -> ScopeReport {
+        let caches: [AnyObject] = parent == nil
+            ? registry.entries.values.compactMap { $0.registration?.rootCacheObject }
+            : tableCaches
+        var instances: [ScopeReport.Instance] = []
+        let mine = ObjectIdentifier(self)
+        for cache in caches {
+            let slots = (cache as? SlotHolder)?.slots ?? [cache as? Slot].compactMap { $0 }
+            for slot in slots where slot.owner == mine {
+                guard case .created = slot.state, let registration = slot.registration as? any Registration else { continue }
+                instances.append(ScopeReport.Instance(
+                    service: registration.serviceKey, reuse: registration.reuse, creation: slot.creation))
+            }
+        }
+        var provided: [ServiceKey] = []
+        var registrations: [ServiceKey] = []
+        for (key, local) in locals {
+            switch local {
+            case .value: provided.append(key)
+            case .registration: registrations.append(key)
+            }
+        }
+        return ScopeReport(
+            key: key,
+            instances: instances.sorted { $0.creation < $1.creation },
+            provided: provided.sorted { $0.description < $1.description },
+            registrations: registrations.sorted { $0.description < $1.description },
+            children: openChildrenInOrder.map { $0.reportLocked() })
+    }
+
+    /// With ``Container/tracksInstances`` on, the instances this scope (and those below it) cached that are
+    /// still alive after it was disposed; empty before it is disposed, and when tracking is off.
+    public var survivors: [Survivor] {
+        let tracked = registry.lock.withLock { isDisposedValue ? self.tracked : [] }
+        return tracked.compactMap { record in
+            guard let instance = record.instance else { return nil }
+            return Survivor(service: record.service, type: String(describing: Swift.type(of: instance)))
+        }
+    }
+
+    /// Throws when any instance this disposed scope cached is still alive: one line in a test, with
+    /// ``Container/tracksInstances`` on.
+    ///
+    /// ```swift
+    /// container.tracksInstances = true
+    /// let request = container.openScope()
+    /// ...
+    /// request.dispose()
+    /// try request.requireNoSurvivors()
+    /// ```
+    /// - Throws: ``SurvivorReport`` naming each survivor and its type.
+    public func requireNoSurvivors() throws(SurvivorReport) {
+        let survivors = survivors
+        guard survivors.isEmpty else {
+            throw SurvivorReport(scopeKey: key.map { String(reflecting: $0.base) } ?? "root", survivors: survivors)
+        }
+    }
+}
+
+// MARK: - The dependency graph
+
+/// The container's registrations and their dependencies, as a value, as Graphviz DOT and as Mermaid text.
+public struct DependencyGraph: Sendable {
+    /// A registration.
+    public struct Node: Hashable, Sendable {
+        public let service: ServiceKey
+        public let reuse: Reuse
+
+        public init(service: ServiceKey, reuse: Reuse) {
+            self.service = service
+            self.reuse = reuse
+        }
+    }
+
+    /// A dependency: `from`'s factory resolves `to`.
+    public struct Edge: Hashable, Sendable {
+        public let from: ServiceKey
+        public let to: ServiceKey
+
+        public init(from: ServiceKey, to: ServiceKey) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// The registrations, in registration order.
+    public let nodes: [Node]
+    /// The dependencies declared (autowired parameters, ``ServiceResolver/dependsOn(_:)-(repeat (each Dependent).Type)``).
+    public let declared: [Edge]
+    /// The dependencies observed while ``Container/recordsDependencies`` was on (and not declared).
+    public let observed: [Edge]
+
+    /// Graphviz DOT: `dot -Tsvg graph.dot -o graph.svg`. Declared edges are solid, observed ones dashed;
+    /// the shape says the reuse (box: transient, ellipse: cached).
+    public var dot: String {
+        var lines = ["digraph Stimpak {", "  rankdir=LR;", "  node [fontname=\"Helvetica\"];"]
+        let ids = identifiers
+        for node in nodes {
+            let shape = node.reuse == .transient ? "box" : "ellipse"
+            lines.append("  \(ids[node.service]!) [label=\"\(Self.escaped(node.service.description))\\n\(node.reuse)\", shape=\(shape)];")
+        }
+        for edge in declared { lines.append("  \(id(edge.from, ids)) -> \(id(edge.to, ids));") }
+        for edge in observed { lines.append("  \(id(edge.from, ids)) -> \(id(edge.to, ids)) [style=dashed];") }
+        lines.append("}")
+        return lines.joined(separator: "\n")
+    }
+
+    /// Mermaid flowchart text (GitHub renders it in a ```mermaid block). Observed edges are dotted.
+    public var mermaid: String {
+        var lines = ["flowchart LR"]
+        let ids = identifiers
+        for node in nodes {
+            lines.append("  \(ids[node.service]!)[\"\(Self.escaped(node.service.description)) \(node.reuse)\"]")
+        }
+        for edge in declared { lines.append("  \(id(edge.from, ids)) --> \(id(edge.to, ids))") }
+        for edge in observed { lines.append("  \(id(edge.from, ids)) -.-> \(id(edge.to, ids))") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `n1`, `n2`… in node order, then the services only edges name.
+    private var identifiers: [ServiceKey: String] {
+        var ids: [ServiceKey: String] = [:]
+        for node in nodes where ids[node.service] == nil { ids[node.service] = "n\(ids.count + 1)" }
+        return ids
+    }
+
+    private func id(_ key: ServiceKey, _ ids: [ServiceKey: String]) -> String {
+        ids[key] ?? "\"\(Self.escaped(key.description))\""
+    }
+
+    private static func escaped(_ text: String) -> String {
+        text.replacingAll("\"", with: "'")
+    }
+}
+
+extension String {
+    /// The string with every `target` replaced (no Foundation).
+    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
+        var result = ""
+        for character in self {
+            if character == target { result += replacement } else { result.append(character) }
+        }
+        return result
+    }
+}
+
+extension Container {
+    /// The registrations and their dependencies: those declared, known without making anything, and those
+    /// observed at run time while ``recordsDependencies`` was on.
+    ///
+    /// ```swift
+    /// try container.dependencyGraph().dot.write(...)   // then: dot -Tsvg graph.dot -o graph.svg
+    /// ```
+    public func dependencyGraph() -> DependencyGraph {
+        registry.lock.withLock {
+            let registrations = registry.entries.values.compactMap(\.registration).sorted { $0.index < $1.index }
+            let nodes = registrations.map { DependencyGraph.Node(service: $0.serviceKey, reuse: $0.reuse) }
+            var declared: [DependencyGraph.Edge] = []
+            for registration in registrations {
+                for dependency in registration.declaredDependencies ?? [] {
+                    declared.append(DependencyGraph.Edge(from: registration.serviceKey, to: dependency.key))
+                }
+            }
+            let known = Set(declared)
+            let observed = registry.observedEdges.subtracting(known).sorted {
+                ($0.from.description, $0.to.description) < ($1.from.description, $1.to.description)
+            }
+            return DependencyGraph(nodes: nodes, declared: declared, observed: observed)
+        }
+    }
+}

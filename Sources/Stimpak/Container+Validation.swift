@@ -1,0 +1,269 @@
+/// Validation of the whole container at once (DryIoc's `Validate`): every problem, not the first.
+extension Container {
+    /// Checks every registration of the container without making anything, and returns every problem found.
+    ///
+    /// ```swift
+    /// let report = container.validate()
+    /// for problem in report.problems { print(problem) }   // each with its path and the fix
+    /// ```
+    /// It follows the dependencies known without making an instance: an autowired registration's parameters,
+    /// and what a factory declared with ``ServiceResolver/dependsOn(_:)-(repeat (each Dependent).Type)``. It
+    /// reports a missing dependency (naming what is registered under other keys or arguments), a cycle, a
+    /// captive dependency, a `Disposable` transient nobody disposes, an async service that a synchronous
+    /// factory resolves, a `.weak` registration of a value type, an eager singleton that takes arguments, and
+    /// a registration made after the container was disposed. Registrations whose factory declared nothing are
+    /// listed in ``ValidationReport/unchecked``: ``validateByResolving()`` covers them.
+    /// - Returns: The problems, in registration order.
+    public func validate() -> ValidationReport {
+        let snapshot = registry.lock.withLock { ValidationSnapshot(registry) }
+        return snapshot.report()
+    }
+
+    /// Makes every registration without runtime arguments in a throwaway copy of the container and of its
+    /// open scopes (their keys, `provide`d values and registrations), which is disposed afterwards, and
+    /// returns ``validate()``'s problems plus the registrations that could not be resolved in any of those
+    /// scopes.
+    ///
+    /// The copy has the same registrations, factories and settings; nothing is made in this container or
+    /// its scopes. Factories run, so their side effects (a network call, a file opened) happen: use it in a
+    /// test. A registration that needs a scope that is not open (a request scope with the request provided)
+    /// is reported unless such a scope is open when it runs.
+    /// - Returns: The problems.
+    public func validateByResolving() async -> ValidationReport {
+        var report = validate()
+        let copy = Container(defaultReuse: defaultReuse, waitLimit: waitLimit)
+        let (registrations, scopes) = registry.lock.withLock { () -> ([any Registration], [ScopeCopy]) in
+            let registrations = registry.entries.values.compactMap(\.registration).sorted { $0.index < $1.index }
+            return (registrations, root.copyOfOpenScopes())
+        }
+        copy.registry.lock.withLock {
+            for registration in registrations {
+                let duplicate = registration.duplicate(in: copy.registry, index: copy.registry.makeIndex())
+                copy.registry.entries[duplicate.serviceKey, default: Registry.Entry()].registration = duplicate
+            }
+            copy.registry.decorators = registry.decorators
+        }
+        _ = copy.registry.retireTable()
+        let copiedScopes = [copy.root] + scopes.map { $0.open(in: copy.root) }
+        var failed: [ServiceKey: ResolutionError] = [:]
+        for registration in registrations where !registration.serviceKey.hasArguments {
+            var lastError: ResolutionError?
+            for scope in copiedScopes.reversed() {
+                do {
+                    try await registration.resolveForValidation(from: scope)
+                    lastError = nil
+                    break
+                } catch let error as ResolutionError {
+                    lastError = error
+                } catch {
+                    lastError = ResolutionError(.factoryFailed, requested: registration.serviceKey, underlyingError: error)
+                }
+            }
+            if let lastError { failed[registration.serviceKey] = lastError }
+        }
+        await copy.dispose()
+        let known = Set(report.problems.map(\.requested))
+        for registration in registrations {
+            if let error = failed[registration.serviceKey], !known.contains(error.requested) {
+                report.problems.append(error)
+            }
+        }
+        report.resolved = true
+        return report
+    }
+
+    /// Throws a ``ValidationReport`` listing every problem ``validate()`` finds: one line in a test.
+    ///
+    /// ```swift
+    /// @Test func registrationsAreValid() throws {
+    ///     try App.container.requireValid()   // fails with every problem listed
+    /// }
+    /// ```
+    /// - Throws: ``ValidationReport`` when there is any problem.
+    public func requireValid() throws(ValidationReport) {
+        let report = validate()
+        if !report.problems.isEmpty { throw report }
+    }
+}
+
+/// What ``Container/validate()`` found: every problem, each a ``ResolutionError`` with its path and fix.
+public struct ValidationReport: Error, Sendable, CustomStringConvertible {
+    /// The problems, in registration order.
+    public internal(set) var problems: [ResolutionError]
+    /// The registrations whose dependencies are unknown without making them (a closure factory that
+    /// declared none), so the static check could not follow them.
+    public let unchecked: [ServiceKey]
+    /// Whether ``Container/validateByResolving()`` made the registrations too.
+    public internal(set) var resolved = false
+
+    /// Whether no problem was found.
+    public var isValid: Bool { problems.isEmpty }
+
+    public var description: String {
+        guard !problems.isEmpty else {
+            return "Stimpak found no problem in the container's registrations"
+                + (unchecked.isEmpty ? "." : " (\(unchecked.count) not checked: their factories declare no dependencies).")
+        }
+        var text = "Stimpak found \(problems.count) problem\(problems.count == 1 ? "" : "s") in the container's registrations:"
+        for (number, problem) in problems.enumerated() { text += "\n\(number + 1). \(problem.description)" }
+        if !unchecked.isEmpty && !resolved {
+            text += "\nNot checked (no declared dependencies; declare them with .dependsOn(...) or run validateByResolving()): "
+            text += unchecked.map(\.description).joined(separator: ", ") + "."
+        }
+        return text
+    }
+}
+
+/// A copy of an open scope's key, `provide`d values and registrations, and of its open children.
+struct ScopeCopy {
+    let key: AnyHashable
+    let locals: [ServiceKey: Local]
+    let children: [ScopeCopy]
+
+    /// Opens this copy below `parent` and returns it and every scope below it.
+    func open(in parent: Scope) -> Scope {
+        let scope = parent.openScope(key)
+        scope.adopt(locals)
+        for child in children { _ = child.open(in: scope) }
+        return scope
+    }
+}
+
+/// The registrations as validation reads them, taken under the lock.
+struct ValidationSnapshot {
+    struct Node {
+        let key: ServiceKey
+        let index: Int
+        let reuse: Reuse
+        let dependencies: [Dependency]?
+        let isAsync: Bool
+        let allowsCaptiveDependencies: Bool
+        let findings: [ResolutionError]
+    }
+
+    let nodes: [Node]
+    let byKey: [ServiceKey: Node]
+    /// Keys that some scope provides a value or a registration for.
+    let scopeLocalKeys: Set<ServiceKey>
+    let alternatives: [ObjectIdentifier: [ServiceKey]]
+    let rejected: [ServiceKey]
+
+    init(_ registry: Registry) {
+        var nodes: [Node] = []
+        var scopeLocalKeys: Set<ServiceKey> = []
+        var alternatives: [ObjectIdentifier: [ServiceKey]] = [:]
+        for (key, entry) in registry.entries {
+            if entry.hasScopeLocals { scopeLocalKeys.insert(key) }
+            guard let registration = entry.registration else { continue }
+            alternatives[ObjectIdentifier(key.service), default: []].append(key)
+            nodes.append(Node(
+                key: key, index: registration.index, reuse: registration.reuse,
+                dependencies: registration.declaredDependencies, isAsync: registration.isAsync,
+                allowsCaptiveDependencies: registration.allowsCaptiveDependencies,
+                findings: registration.registrationFindings))
+        }
+        nodes.sort { $0.index < $1.index }
+        self.nodes = nodes
+        byKey = Dictionary(uniqueKeysWithValues: nodes.map { ($0.key, $0) })
+        self.scopeLocalKeys = scopeLocalKeys
+        self.alternatives = alternatives.mapValues { $0.sorted { $0.description < $1.description } }
+        rejected = registry.rejectedRegistrations
+    }
+
+    func report() -> ValidationReport {
+        var problems: [ResolutionError] = []
+        for key in rejected {
+            problems.append(ResolutionError(.registeredAfterDisposal, requested: key))
+        }
+        var cycles: Set<[ServiceKey]> = []
+        for node in nodes {
+            problems.append(contentsOf: node.findings)
+            guard let dependencies = node.dependencies else { continue }
+            for dependency in dependencies {
+                if let problem = missing(dependency, of: node) { problems.append(problem) }
+                if let target = byKey[dependency.key], !node.isAsync, target.isAsync, dependency.kind == .required {
+                    problems.append(ResolutionError(.requiresAwait, requested: target.key, path: [node.key, target.key]))
+                }
+            }
+            if let cycle = cycle(from: node), cycles.insert(Self.canonical(cycle)).inserted {
+                problems.append(ResolutionError(.dependencyCycle, requested: node.key, path: cycle))
+            }
+            if let captive = captive(from: node) { problems.append(captive) }
+        }
+        let unchecked = nodes.filter { $0.dependencies == nil }.map(\.key)
+        return ValidationReport(problems: problems, unchecked: unchecked)
+    }
+
+    /// The error for a dependency that nothing satisfies, or nil.
+    private func missing(_ dependency: Dependency, of node: Node) -> ResolutionError? {
+        guard dependency.kind != .optional, dependency.kind != .collection, byKey[dependency.key] == nil else { return nil }
+        let path = [node.key, dependency.key]
+        if scopeLocalKeys.contains(dependency.key) {
+            // Provided (or registered) in some scope: fine for a service resolved from there; not for one made
+            // by the root for the whole container.
+            guard node.reuse.kind == .singleton || node.reuse.kind == .weak else { return nil }
+            var error = ResolutionError(.notRegistered, requested: dependency.key, path: path)
+            error.isProvidedElsewhere = true
+            error.resolvedFromRoot = true
+            return error
+        }
+        var error = ResolutionError(.notRegistered, requested: dependency.key, path: path)
+        error.registeredAlternatives = alternatives[ObjectIdentifier(dependency.key.service)] ?? []
+        return error
+    }
+
+    /// A cycle of required dependencies through `node`, as a path that ends where it starts, or nil.
+    private func cycle(from start: Node) -> [ServiceKey]? {
+        var path: [ServiceKey] = [start.key]
+        var visited: Set<ServiceKey> = []
+        func visit(_ node: Node) -> Bool {
+            for dependency in node.dependencies ?? [] where dependency.kind == .required || dependency.kind == .optional {
+                guard let next = byKey[dependency.key] else { continue }
+                if next.key == start.key {
+                    path.append(next.key)
+                    return true
+                }
+                guard visited.insert(next.key).inserted, path.count < ResolutionError.maximumDepth else { continue }
+                path.append(next.key)
+                if visit(next) { return true }
+                path.removeLast()
+            }
+            return false
+        }
+        return visit(start) ? path : nil
+    }
+
+    /// A captive dependency of a container-wide `node`: a scoped service it reaches through transients.
+    private func captive(from start: Node) -> ResolutionError? {
+        guard start.reuse.kind == .singleton || start.reuse.kind == .weak, !start.allowsCaptiveDependencies else {
+            return nil
+        }
+        var visited: Set<ServiceKey> = [start.key]
+        func visit(_ node: Node, _ path: [ServiceKey]) -> ResolutionError? {
+            for dependency in node.dependencies ?? [] where dependency.kind == .required || dependency.kind == .optional {
+                guard let next = byKey[dependency.key], visited.insert(next.key).inserted else { continue }
+                switch next.reuse.kind {
+                case .inScope, .scopedTo:
+                    var error = ResolutionError(.captiveDependency, requested: next.key, path: path + [next.key])
+                    error.reuse = next.reuse
+                    error.captor = start.key
+                    error.captorReuse = start.reuse
+                    return error
+                case .transient, .graph:
+                    if let found = visit(next, path + [next.key]) { return found }
+                case .singleton, .weak:
+                    break
+                }
+            }
+            return nil
+        }
+        return visit(start, [start.key])
+    }
+
+    /// A cycle's keys from its smallest description, so that each cycle is reported once.
+    private static func canonical(_ cycle: [ServiceKey]) -> [ServiceKey] {
+        let ring = Array(cycle.dropLast())
+        guard let start = ring.indices.min(by: { ring[$0].description < ring[$1].description }) else { return cycle }
+        return Array(ring[start...] + ring[..<start])
+    }
+}
