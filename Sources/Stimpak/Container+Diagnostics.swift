@@ -319,10 +319,18 @@ public struct DependencyGraph: Sendable {
 
     /// The registrations, in registration order.
     public let nodes: [Node]
-    /// The dependencies declared (autowired parameters, ``ServiceResolver/dependsOn(_:)-(repeat (each Dependent).Type)``).
+    /// The services that edges name but nothing registers: values that scopes `provide`, or missing ones.
+    public var external: [ServiceKey] {
+        let registered = Set(nodes.map(\.service))
+        var seen: Set<ServiceKey> = []
+        return (declared + observed).map(\.to).filter { !registered.contains($0) && seen.insert($0).inserted }
+    }
+    /// The dependencies declared (autowired parameters, `ServiceResolver/dependsOn(_:)-(repeat (each Dependent).Type)`).
     public let declared: [Edge]
     /// The dependencies observed while ``Container/recordsDependencies`` was on (and not declared).
     public let observed: [Edge]
+    /// The values that scopes provide (``Container/registerProvided(_:key:)``).
+    public let provided: Set<ServiceKey>
 
     /// Graphviz DOT: `dot -Tsvg graph.dot -o graph.svg`. Declared edges are solid, observed ones dashed;
     /// the shape says the reuse (box: transient, ellipse: cached).
@@ -333,8 +341,12 @@ public struct DependencyGraph: Sendable {
             let shape = node.reuse == .transient ? "box" : "ellipse"
             lines.append("  \(ids[node.service]!) [label=\"\(Self.escaped(node.service.description))\\n\(node.reuse)\", shape=\(shape)];")
         }
-        for edge in declared { lines.append("  \(id(edge.from, ids)) -> \(id(edge.to, ids));") }
-        for edge in observed { lines.append("  \(id(edge.from, ids)) -> \(id(edge.to, ids)) [style=dashed];") }
+        for service in external {
+            let what = provided.contains(service) ? "provided" : "not registered"
+            lines.append("  \(ids[service]!) [label=\"\(Self.escaped(service.description))\\n\(what)\", shape=note, style=dashed];")
+        }
+        for edge in declared { lines.append("  \(ids[edge.from]!) -> \(ids[edge.to]!);") }
+        for edge in observed { lines.append("  \(ids[edge.from]!) -> \(ids[edge.to]!) [style=dashed];") }
         lines.append("}")
         return lines.joined(separator: "\n")
     }
@@ -346,20 +358,22 @@ public struct DependencyGraph: Sendable {
         for node in nodes {
             lines.append("  \(ids[node.service]!)[\"\(Self.escaped(node.service.description)) \(node.reuse)\"]")
         }
-        for edge in declared { lines.append("  \(id(edge.from, ids)) --> \(id(edge.to, ids))") }
-        for edge in observed { lines.append("  \(id(edge.from, ids)) -.-> \(id(edge.to, ids))") }
+        for service in external {
+            let what = provided.contains(service) ? "provided" : "not registered"
+            lines.append("  \(ids[service]!)([\"\(Self.escaped(service.description)) (\(what))\"])")
+        }
+        for edge in declared { lines.append("  \(ids[edge.from]!) --> \(ids[edge.to]!)") }
+        for edge in observed { lines.append("  \(ids[edge.from]!) -.-> \(ids[edge.to]!)") }
         return lines.joined(separator: "\n")
     }
 
-    /// `n1`, `n2`… in node order, then the services only edges name.
+    /// `n1`, `n2`… in node order, then the services only edges name (and those that observed edges start from).
     private var identifiers: [ServiceKey: String] {
         var ids: [ServiceKey: String] = [:]
-        for node in nodes where ids[node.service] == nil { ids[node.service] = "n\(ids.count + 1)" }
+        for service in nodes.map(\.service) + external + observed.map(\.from) where ids[service] == nil {
+            ids[service] = "n\(ids.count + 1)"
+        }
         return ids
-    }
-
-    private func id(_ key: ServiceKey, _ ids: [ServiceKey: String]) -> String {
-        ids[key] ?? "\"\(Self.escaped(key.description))\""
     }
 
     private static func escaped(_ text: String) -> String {
@@ -379,6 +393,23 @@ extension String {
 }
 
 extension Container {
+    /// Declares that scopes `provide` a value of `type` (a request, a user's session): validation then
+    /// accepts it as a dependency of the services resolved from those scopes, and reports it as out of sight
+    /// for a singleton; the graph draws it as provided.
+    ///
+    /// ```swift
+    /// container.registerProvided(Request.self)
+    /// container.register(Logger.self, reuse: .inScope) { scope in Logger(try scope.require(Request.self)) }
+    ///     .dependsOn(Request.self)
+    /// try container.requireValid()
+    /// ```
+    /// - Parameters:
+    ///   - type: The type the value is provided as.
+    ///   - key: The key it is provided under, or nil.
+    public func registerProvided<Service>(_ type: Service.Type, key: AnyHashable? = nil) {
+        _ = registry.lock.withLock { registry.declaredProvided.insert(ServiceKey(service: Service.self, key: key)) }
+    }
+
     /// The registrations and their dependencies: those declared, known without making anything, and those
     /// observed at run time while ``recordsDependencies`` was on.
     ///
@@ -399,7 +430,7 @@ extension Container {
             let observed = registry.observedEdges.subtracting(known).sorted {
                 ($0.from.description, $0.to.description) < ($1.from.description, $1.to.description)
             }
-            return DependencyGraph(nodes: nodes, declared: declared, observed: observed)
+            return DependencyGraph(nodes: nodes, declared: declared, observed: observed, provided: registry.declaredProvided)
         }
     }
 }

@@ -64,7 +64,7 @@ extension Container {
     }
 }
 
-/// The eager singletons that ``Container/makeEagerSingletons()`` could not make, each with its error.
+/// The eager singletons that `Container/makeEagerSingletons()` could not make, each with its error.
 public struct EagerSingletonFailures: Error, Sendable, CustomStringConvertible {
     /// Each failure, in registration order.
     public let failures: [ResolutionError]

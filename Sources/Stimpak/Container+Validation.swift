@@ -7,7 +7,7 @@ extension Container {
     /// for problem in report.problems { print(problem) }   // each with its path and the fix
     /// ```
     /// It follows the dependencies known without making an instance: an autowired registration's parameters,
-    /// and what a factory declared with ``ServiceResolver/dependsOn(_:)-(repeat (each Dependent).Type)``. It
+    /// and what a factory declared with `ServiceResolver/dependsOn(_:)-(repeat (each Dependent).Type)`. It
     /// reports a missing dependency (naming what is registered under other keys or arguments), a cycle, a
     /// captive dependency, a `Disposable` transient nobody disposes, an async service that a synchronous
     /// factory resolves, a `.weak` registration of a value type, an eager singleton that takes arguments, and
@@ -143,15 +143,15 @@ struct ValidationSnapshot {
 
     let nodes: [Node]
     let byKey: [ServiceKey: Node]
-    /// Keys that some scope provides a value or a registration for.
+    /// Keys that some scope provides a value or a registration for, or that are declared provided.
     let scopeLocalKeys: Set<ServiceKey>
     let alternatives: [ObjectIdentifier: [ServiceKey]]
     let rejected: [ServiceKey]
 
     init(_ registry: Registry) {
         var nodes: [Node] = []
-        var scopeLocalKeys: Set<ServiceKey> = []
         var alternatives: [ObjectIdentifier: [ServiceKey]] = [:]
+        var scopeLocalKeys = registry.declaredProvided
         for (key, entry) in registry.entries {
             if entry.hasScopeLocals { scopeLocalKeys.insert(key) }
             guard let registration = entry.registration else { continue }

@@ -43,7 +43,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         /// A `.scopedTo` service was resolved where neither the resolving scope nor any of its ancestors
         /// matches.
         public static let noMatchingScope = Code(base: .noMatchingScope)
-        /// An `.eagerSingleton` takes runtime arguments, so ``Container/makeEagerSingletons()`` cannot make it.
+        /// An `.eagerSingleton` takes runtime arguments, so `Container/makeEagerSingletons()` cannot make it.
         public static let eagerSingletonWithArguments = Code(base: .eagerSingletonWithArguments)
         /// A `.weak` registration's factory made a value (struct, enum), which cannot be referenced weakly.
         public static let weakValueType = Code(base: .weakValueType)

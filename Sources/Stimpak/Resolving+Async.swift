@@ -13,7 +13,7 @@ extension Resolving {
     /// let keyed = await container.resolve(Foo.self, key: "A")
     /// ```
     /// - Parameter type: The service type.
-    /// - Returns: The instance, or nil when it can't be resolved (``require(_:fileID:line:)`` says why).
+    /// - Returns: The instance, or nil when it can't be resolved (`require(_:fileID:line:)` says why).
     @inlinable @inline(__always)
     public func resolve<Service>(_ type: Service.Type = Service.self) async -> Service? {
         try? await resolutionScope.resolveInstanceAsync(Service.self, ())
@@ -23,7 +23,7 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key, or nil for the unkeyed registration.
-    /// - Returns: The instance, or nil when it can't be resolved (``require(_:key:fileID:line:)`` says why).
+    /// - Returns: The instance, or nil when it can't be resolved (`require(_:key:fileID:line:)` says why).
     @inlinable @inline(__always)
     public func resolve<Service>(_ type: Service.Type = Service.self, key: AnyHashable?) async -> Service? {
         try? await resolutionScope.resolveInstanceAsync(Service.self, (), key: key)
@@ -36,7 +36,7 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
-    /// - Returns: The instance, or nil when it can't be resolved (``require(_:key:fileID:line:)`` says why).
+    /// - Returns: The instance, or nil when it can't be resolved (`require(_:key:fileID:line:)` says why).
     @inlinable @inline(__always)
     public func resolve<Service, Key: Hashable>(_ type: Service.Type = Service.self, key: Key) async -> Service? {
         try? await resolutionScope.resolveInstanceAsync(Service.self, (), typedKey: key)
@@ -102,7 +102,10 @@ extension Resolving {
     }
 
     /// Resolves a service registered without arguments or key, or throws why it can't.
-    /// - Parameter type: The service type.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``: nothing registered, a dependency cycle, a disposed scope, or a
     ///   factory that threw; `CancellationError` when the task is cancelled while it waits for another
@@ -122,6 +125,8 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key, or nil.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
     @inlinable @inline(__always)
@@ -139,6 +144,8 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
     @inlinable @inline(__always)
@@ -156,6 +163,8 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
     @inlinable @inline(__always)
@@ -174,6 +183,8 @@ extension Resolving {
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key, or nil.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
     @inlinable @inline(__always)
@@ -193,6 +204,8 @@ extension Resolving {
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
     @inlinable @inline(__always)
@@ -211,6 +224,8 @@ extension Resolving {
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key, or nil.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
     @inlinable @inline(__always)
@@ -230,6 +245,8 @@ extension Resolving {
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``, or `CancellationError` when the task is cancelled while it waits.
     @inlinable @inline(__always)

@@ -15,7 +15,7 @@ extension Resolving {
     /// let keyed = container.resolve(Foo.self, key: "A")
     /// ```
     /// - Parameter type: The service type.
-    /// - Returns: The instance, or nil when it can't be resolved (``require(_:fileID:line:)`` says why).
+    /// - Returns: The instance, or nil when it can't be resolved (`require(_:fileID:line:)` says why).
     @inlinable
     public func resolve<Service>(_ type: Service.Type = Service.self) -> Service? {
         try? resolutionScope.resolveInstance(Service.self, ())
@@ -25,7 +25,7 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key, or nil for the unkeyed registration.
-    /// - Returns: The instance, or nil when it can't be resolved (``require(_:key:fileID:line:)`` says why).
+    /// - Returns: The instance, or nil when it can't be resolved (`require(_:key:fileID:line:)` says why).
     @inlinable
     public func resolve<Service>(_ type: Service.Type = Service.self, key: AnyHashable?) -> Service? {
         try? resolutionScope.resolveInstance(Service.self, (), key: key)
@@ -38,7 +38,7 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
-    /// - Returns: The instance, or nil when it can't be resolved (``require(_:key:fileID:line:)`` says why).
+    /// - Returns: The instance, or nil when it can't be resolved (`require(_:key:fileID:line:)` says why).
     @inlinable
     public func resolve<Service, Key: Hashable>(_ type: Service.Type = Service.self, key: Key) -> Service? {
         try? resolutionScope.resolveInstance(Service.self, (), typedKey: key)
@@ -104,7 +104,10 @@ extension Resolving {
     }
 
     /// Resolves a service registered without arguments or key, or throws why it can't.
-    /// - Parameter type: The service type.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``: nothing registered, a dependency cycle, a disposed scope, or a
     ///   factory that threw.
@@ -123,6 +126,8 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key, or nil.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``.
     @inlinable
@@ -140,6 +145,8 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``.
     @inlinable
@@ -157,6 +164,8 @@ extension Resolving {
     /// - Parameters:
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``.
     @inlinable
@@ -175,6 +184,8 @@ extension Resolving {
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key, or nil.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``.
     @inlinable
@@ -194,6 +205,8 @@ extension Resolving {
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``.
     @inlinable
@@ -212,6 +225,8 @@ extension Resolving {
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key, or nil.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``.
     @inlinable
@@ -231,6 +246,8 @@ extension Resolving {
     ///   - type: The service type.
     ///   - arguments: The factory's arguments: a value for one, a tuple for several.
     ///   - key: The registration key; an `Optional` key that is nil means the unkeyed registration.
+    ///   - fileID: The caller's file, for the error message.
+    ///   - line: The caller's line.
     /// - Returns: The instance.
     /// - Throws: ``ResolutionError``.
     @inlinable

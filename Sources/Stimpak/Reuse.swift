@@ -25,7 +25,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
 
     let kind: Kind
     let match: ScopeMatch?
-    /// A singleton that ``Container/makeEagerSingletons()`` makes up front.
+    /// A singleton that `Container/makeEagerSingletons()` makes up front.
     let isEager: Bool
 
     init(kind: Kind, match: ScopeMatch? = nil, isEager: Bool = false) {
@@ -63,7 +63,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// another graph there. Nothing caches or disposes the instance after the resolve, like a transient.
     public static let graph = Reuse(kind: .graph)
 
-    /// A ``singleton`` that ``Container/makeEagerSingletons()`` makes up front, in registration order.
+    /// A ``singleton`` that `Container/makeEagerSingletons()` makes up front, in registration order.
     ///
     /// ```swift
     /// container.register(Database.self, reuse: .eagerSingleton) { try Database.connect() }

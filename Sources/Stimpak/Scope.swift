@@ -325,7 +325,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// ...
     /// let failures = await request.dispose()   // closes the database session, awaited
     /// ```
-    /// The same order as ``dispose()-3kxxz``: deepest scopes first, each scope's instances newest first, synchronous
+    /// The same order as `dispose()-3kxxz`: deepest scopes first, each scope's instances newest first, synchronous
     /// and asynchronous hooks alike; a hook that throws does not stop the others.
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult

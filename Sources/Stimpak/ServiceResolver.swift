@@ -108,7 +108,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     }
 
     /// The services its factory resolves, when they are known without making an instance (an autowired
-    /// registration's parameter types, an `Optional` one's wrapped type, or what ``dependsOn(_:)`` declared);
+    /// registration's parameter types, an `Optional` one's wrapped type, or what `dependsOn(_:)` declared);
     /// nil when they are not known.
     public var dependencies: [ServiceKey]? {
         withSettingsLock { dependencyList?.map(\.key) }

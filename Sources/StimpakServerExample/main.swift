@@ -1,6 +1,7 @@
 // A simulated server: a few hundred requests handled at once, each in its own Stimpak scope.
 //
 //   swift run stimpak-server-example
+//   swift run stimpak-server-example --graph dot       # its dependency graph as Graphviz DOT (or: mermaid)
 //
 // Each request scope holds the request itself (put there with `provide`), an `.inScope` database
 // session and a logger tagged with the request id; the connection pool and the configuration are
@@ -156,25 +157,47 @@ let userCount = 10
 let events = EventLog(tracedRequest: 7)
 let container = Container()
 
+// Each factory declares what it resolves (`dependsOn`), so that validation checks it and the graph draws it
+// without making anything.
+container.registerProvided(Request.self)   // each request scope provides its request
 container.register(Configuration.self, reuse: .singleton) { Configuration() }
+    .dependsOn()
 container.register(ConnectionPool.self, reuse: .singleton) { scope in
     ConnectionPool(configuration: try scope.require(Configuration.self))
 }
+.dependsOn(Configuration.self)
 container.register(DatabaseSession.self, reuse: .inScope) { scope in
     DatabaseSession(
         pool: try scope.require(ConnectionPool.self), requestID: try scope.require(Request.self).id, events: events)
 }
+.dependsOn(ConnectionPool.self, Request.self)
 container.register(Logger.self, reuse: .inScope) { scope in
     Logger(requestID: try scope.require(Request.self).id, events: events)
 }
+.dependsOn(Request.self)
 container.register(ShoppingCart.self, reuse: .scopedTo(UserSession.self)) { ShoppingCart(events: events) }
+    .dependsOn()
 container.register((any PricingPolicy).self, reuse: .singleton) { StandardPricing() }
+    .dependsOn()
 container.register(OrderHandler.self) { scope in
     OrderHandler(
         session: try scope.require(DatabaseSession.self), logger: try scope.require(Logger.self),
         cart: try scope.require(ShoppingCart.self))
 }
+.dependsOn(DatabaseSession.self, Logger.self, ShoppingCart.self)
 .trackDisposableTransients()
+
+// `--graph dot` or `--graph mermaid`: print the dependency graph and stop (README, "Diagnostics").
+if let option = CommandLine.arguments.firstIndex(of: "--graph") {
+    let graph = container.dependencyGraph()
+    let format = CommandLine.arguments.dropFirst(option + 1).first ?? "dot"
+    print(format == "mermaid" ? graph.mermaid : graph.dot)
+    exit(0)
+}
+
+// Every registration checked before the first request: a problem stops the server with all of them listed.
+try container.requireValid()
+container.tracksInstances = true
 
 // MARK: - Serving
 
@@ -239,6 +262,11 @@ print("A/B test:    \(experimental.count) requests priced \"experimental\" (the 
     + " \(outcomes.count - experimental.count) \"standard\"")
 print("Request \(events.tracedRequest), in order (its scope disposes in reverse order of creation):")
 for event in events.recorded { print("  - \(event)") }
-let failures = container.dispose()
+let openRequests = userSessions.reduce(0) { $0 + $1.openScopeCount }
+print("After load:  \(openRequests) request scopes left open; what is still cached:")
+print(container.root.report().description.split(separator: "\n").prefix(4).map { "  \($0)" }.joined(separator: "\n"))
+let failures = await container.dispose()
+let survivors = userSessions.flatMap(\.survivors)
 print("Summary: \(outcomes.count) requests served concurrently, \(pools.count) shared pool,"
-    + " \(sessions.count) sessions opened and closed, \(failures.count) disposal failures.")
+    + " \(sessions.count) sessions opened and closed, \(failures.count) disposal failures,"
+    + " \(survivors.count) instances alive after disposal.")

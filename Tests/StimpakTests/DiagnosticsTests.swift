@@ -129,6 +129,20 @@ import Stimpak
             """)
     }
 
+    @Test("a value declared provided by scopes satisfies scoped services, not singletons, and is drawn as provided")
+    func declaredProvided() throws {
+        let container = Container()
+        container.registerProvided(RequestInfo.self)
+        container.autowire(Audit.self, reuse: .inScope, Audit.init)
+        #expect(container.validate().isValid)
+        container.autowire(Audit.self, reuse: .singleton, key: "global", Audit.init)
+        let problems = container.validate().problems
+        #expect(problems.map(\.code) == [.notRegistered])
+        #expect(problems.first?.description.contains("where that value is not visible") == true)
+        #expect(container.dependencyGraph().mermaid.contains("([\"RequestInfo (provided)\"])"))
+        #expect(container.dependencyGraph().dot.contains("RequestInfo\\nprovided\", shape=note, style=dashed"))
+    }
+
     @Test("observed dependencies are recorded while asked, and drawn dashed")
     func observedGraph() throws {
         let container = Container()

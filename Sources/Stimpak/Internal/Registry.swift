@@ -13,7 +13,7 @@ protocol Registration: AnyObject, Sendable {
     var route: LookupTable.Route? { get }
     /// Adds a decorator that applies to it. Call with the lock held, and retire the table.
     func attach(_ decorator: AnyDecorator)
-    /// Resolves it from `root` with no runtime arguments, for ``Container/makeEagerSingletons()``.
+    /// Resolves it from `root` with no runtime arguments, for `Container/makeEagerSingletons()`.
     func makeEagerly(from root: Scope) throws(ResolutionError)
     /// The same, awaiting an `async` (or main-actor) factory.
     func makeEagerly(from root: Scope) async throws(ResolutionError)
@@ -88,6 +88,8 @@ final class Registry: @unchecked Sendable {
     /// takes the locked path, and the resolve path reads this word only there.
     let observedWord: AtomicWord
 
+    /// The values that scopes provide, as declared with ``Container/registerProvided(_:key:)``.
+    var declaredProvided: Set<ServiceKey> = []
     /// The keys of registrations refused because the container was disposed, for validation to report.
     var rejectedRegistrations: [ServiceKey] = []
     /// Every decorator, in registration order: each new registration gets those that apply to it.
