@@ -290,6 +290,32 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// Resolves on every route, raced against an observer (and dependency recording) set and removed: each
+    /// change retires the published table, as a registration does.
+    @Test(arguments: Route.allCases)
+    func resolveRacesObserverChanges(route: Route) {
+        struct Quiet: ResolutionObserver {}
+        let container = Container()
+        route.register(container)
+        let scope = container.openScope("request")
+        let round = Shared(0)
+        let health = Health()
+        race(readers: Self.readers, health: health) { tally in
+            tally.check(route.resolve(container))
+            tally.check(route.resolve(scope))
+        } write: {
+            round.value += 1
+            switch round.value % 3 {
+            case 0: container.observer = Quiet()
+            case 1: container.recordsDependencies = true
+            default:
+                container.observer = nil
+                container.recordsDependencies = false
+            }
+        }
+        health.expectHealthy()
+    }
+
     /// A key's `==` runs inside the read section; when it resolves, the nested section must not end the
     /// outer one early.
     @Test func keyWhoseEqualityResolvesRacesUnregister() {
