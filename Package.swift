@@ -6,7 +6,10 @@ let package = Package(
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
     products: [
         .library(name: "Stimpak", targets: ["Stimpak"]),
+        // Definition files (Dose's plist, JSON): Foundation, so a product of its own, outside the core.
+        .library(name: "StimpakConfiguration", targets: ["StimpakConfiguration"]),
         .executable(name: "stimpak-server-example", targets: ["StimpakServerExample"]),
+        .executable(name: "stimpak-config-example", targets: ["StimpakConfigurationExample"]),
     ],
     targets: [
         // The atomics of the lock-free resolve path (see ARCHITECTURE.md): C, so that no package is needed.
@@ -17,7 +20,10 @@ let package = Package(
         .target(
             name: "StimpakMainActorFixture", dependencies: ["Stimpak"],
             swiftSettings: [.defaultIsolation(MainActor.self)]),
+        .target(name: "StimpakConfiguration", dependencies: ["Stimpak"]),
+        .executableTarget(name: "StimpakConfigurationExample", dependencies: ["StimpakConfiguration"]),
         .testTarget(name: "StimpakTests", dependencies: ["Stimpak", "StimpakMainActorFixture"]),
+        .testTarget(name: "StimpakConfigurationTests", dependencies: ["StimpakConfiguration"]),
     ],
     swiftLanguageModes: [.v6]
 )

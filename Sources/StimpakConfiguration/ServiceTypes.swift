@@ -1,0 +1,67 @@
+import Stimpak
+
+/// A service type a definition file may name (`class`), declared by the program: Swift cannot make an instance
+/// from a type's name.
+///
+/// ```swift
+/// let types = ServiceTypes()
+///     .type("DoseTests.Service1", Service1.self)                              // Service1: DefinedService
+///     .type("App.Mailer") { arguments in Mailer(host: try arguments.string(0), port: try arguments.int(1)) }
+/// ```
+public protocol DefinedService: SendableMetatype {
+    /// Makes the service from its definition's arguments, read by position and type.
+    init(arguments: DefinitionArguments) throws
+}
+
+/// The types the definition files of a program may name, each with how it is built from its arguments.
+public struct ServiceTypes: Sendable {
+    /// A declared type, with its type erased.
+    struct Entry: Sendable {
+        let swiftType: Any.Type
+        let make: @Sendable (DefinitionArguments) throws -> Any
+        /// Registers a factory of the type in `scope` (the container's root, or a scope) under `key`.
+        let register: @Sendable (Resolving, AnyHashable, Reuse, @escaping @Sendable (Scope) throws -> Any) -> Void
+        /// Resolves the registration of the type under `key` from `scope`.
+        let resolve: @Sendable (Scope, AnyHashable) throws -> Any
+    }
+
+    var entries: [String: Entry] = [:]
+
+    public init() {}
+
+    /// Declares a type that builds itself from the definition's arguments.
+    /// - Parameters:
+    ///   - name: The name files use in `class`, e.g. `DoseTests.Service1`.
+    ///   - type: The type.
+    /// - Returns: The declarations with this one added.
+    public func type<Service: DefinedService>(_ name: String, _ type: Service.Type) -> ServiceTypes {
+        self.type(name, Service.self) { arguments in try Service(arguments: arguments) }
+    }
+
+    /// Declares a type built by `make` from the definition's arguments.
+    /// - Parameters:
+    ///   - name: The name files use in `class`.
+    ///   - type: The type the service is registered and resolved as.
+    ///   - make: Makes an instance from the arguments, read by position and type.
+    /// - Returns: The declarations with this one added.
+    public func type<Service>(
+        _ name: String, _ type: Service.Type = Service.self,
+        make: @escaping @Sendable (DefinitionArguments) throws -> Service
+    ) -> ServiceTypes {
+        var copy = self
+        copy.entries[name] = Entry(
+            swiftType: Service.self,
+            make: { arguments in try make(arguments) },
+            register: { target, key, reuse, factory in
+                target.register(Service.self, reuse: reuse, key: key, ifAlreadyRegistered: .replace) { (scope: Scope) in
+                    // The factory returns what `make` made, a `Service`.
+                    try factory(scope) as! Service
+                }
+            },
+            resolve: { scope, key in try scope.require(Service.self, key: key) })
+        return copy
+    }
+
+    /// The names declared.
+    public var names: [String] { entries.keys.sorted() }
+}
