@@ -19,11 +19,14 @@ extension Scope {
         get throws(ResolutionError) { try current(resolving: ServiceKey(service: Scope.self)) }
     }
 
-    /// The current scope, or the error naming `requested`, the service that needed it.
-    static func current(resolving requested: ServiceKey) throws(ResolutionError) -> Scope {
+    /// The current scope, or the error naming `requested`, the service that needed it, and the call site.
+    static func current(resolving requested: ServiceKey, fileID: String = "", line: Int = 0) throws(ResolutionError) -> Scope {
         if let bound { return bound }
         if let container = Container.default { return container.root }
-        throw ResolutionError(.noCurrentScope, requested: requested)
+        var error = ResolutionError(.noCurrentScope, requested: requested)
+        error.fileID = fileID
+        error.line = line
+        throw error
     }
 
     /// Runs `body` with this scope as the current scope: every injection in it, and in the tasks it creates
@@ -102,16 +105,8 @@ private enum DefaultContainer {
 public func inject<Service>(
     _ type: Service.Type = Service.self, key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line
 ) throws(ResolutionError) -> Service {
-    let scope: Scope
-    do {
-        scope = try Scope.current(resolving: ServiceKey(service: Service.self, key: key))
-    } catch {
-        var error = error
-        error.fileID = fileID
-        error.line = line
-        throw error
-    }
-    return try scope.require(Service.self, key: key, fileID: fileID, line: line)
+    try Scope.current(resolving: ServiceKey(service: Service.self, key: key), fileID: fileID, line: line)
+        .require(Service.self, key: key, fileID: fileID, line: line)
 }
 
 /// Resolves `Service` from the current scope, awaiting an `async` (or main-actor) factory.
@@ -130,14 +125,6 @@ public func inject<Service>(
 public func inject<Service>(
     _ type: Service.Type = Service.self, key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line
 ) async throws -> Service {
-    let scope: Scope
-    do {
-        scope = try Scope.current(resolving: ServiceKey(service: Service.self, key: key))
-    } catch {
-        var error = error
-        error.fileID = fileID
-        error.line = line
-        throw error
-    }
-    return try await scope.require(Service.self, key: key, fileID: fileID, line: line)
+    try await Scope.current(resolving: ServiceKey(service: Service.self, key: key), fileID: fileID, line: line)
+        .require(Service.self, key: key, fileID: fileID, line: line)
 }

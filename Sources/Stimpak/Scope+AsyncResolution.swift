@@ -47,25 +47,13 @@ extension Scope {
     func resolveAwaiting<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) async throws -> Service {
-        let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
-        let lock = registry.lock
-        lock.lock()
-        if isDisposedValue {
-            lock.unlock()
-            throw failure(.scopeDisposed, requested, scopeKey: self.key)
-        }
-        registry.publishTableIfNeeded()
-        switch find(requested, Service.self, Args.self) {
-        case .value(let value):
-            lock.unlock()
+        switch try lockAndFind(Service.self, arguments, key: key) {
+        case .resolved(let value):
             return value
-        case .missing(let entry):
-            lock.unlock()
-            return try notFound(requested, arguments, entry: entry)
         case .registration(let resolver, let registeredIn, let localsIndex):
             guard let factory = resolver.asyncFactory else {
                 // Replaced by a synchronous registration since the synchronous path looked.
-                lock.unlock()
+                registry.lock.unlock()
                 return try resolveInstance(Service.self, arguments, key: key)
             }
             return try await resolveRegistered(

@@ -247,6 +247,20 @@ extension Scope {
     private func resolveLockedUnobserved<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
+        switch try lockAndFind(Service.self, arguments, key: key) {
+        case .resolved(let value):
+            return value
+        case .registration(let resolver, let registeredIn, let localsIndex):
+            return try resolveRegistered(resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+        }
+    }
+
+    /// Takes the lock and finds what resolves (`Service`, `Args`, `key`) here: a registration, returned with the
+    /// lock held; or, with the lock released, a `provide`d value or an implicit wrapper. Throws, with the lock
+    /// released, when this scope is disposed or nothing is found.
+    func lockAndFind<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Lookup<Service, Args> {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         let lock = registry.lock
         lock.lock()
@@ -258,12 +272,12 @@ extension Scope {
         switch find(requested, Service.self, Args.self) {
         case .value(let value):
             lock.unlock()
-            return value
+            return .resolved(value)
         case .registration(let resolver, let registeredIn, let localsIndex):
-            return try resolveRegistered(resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+            return .registration(resolver, registeredIn: registeredIn, localsIndex: localsIndex)
         case .missing(let entry):
             lock.unlock()
-            return try notFound(requested, arguments, entry: entry)
+            return .resolved(try notFound(requested, arguments, entry: entry))
         }
     }
 
@@ -893,6 +907,14 @@ enum Found<Service, Args> {
     case value(Service)
     case registration(ServiceResolver<Service, Args>, registeredIn: Scope?, localsIndex: Int)
     case missing(Registry.Entry?)
+}
+
+/// What ``Scope/lockAndFind(_:_:key:)`` found.
+enum Lookup<Service, Args> {
+    /// A value to return (a `provide`d one, an implicit wrapper); the lock is released.
+    case resolved(Service)
+    /// A registration to resolve; the lock is held.
+    case registration(ServiceResolver<Service, Args>, registeredIn: Scope?, localsIndex: Int)
 }
 
 /// Where a reused instance is cached and published (see ``Scope/cachePlace(of:_:registeredIn:localsIndex:)``).

@@ -265,7 +265,7 @@ for event in events.recorded { print("  - \(event)") }
 let openRequests = userSessions.reduce(0) { $0 + $1.openScopeCount }
 print("After load:  \(openRequests) request scopes left open; what is still cached:")
 print(container.root.report().description.split(separator: "\n").prefix(4).map { "  \($0)" }.joined(separator: "\n"))
-let failures = await container.dispose()
+let failures = container.dispose()
 let survivors = userSessions.flatMap(\.survivors)
 print("Summary: \(outcomes.count) requests served concurrently, \(pools.count) shared pool,"
     + " \(sessions.count) sessions opened and closed, \(failures.count) disposal failures,"

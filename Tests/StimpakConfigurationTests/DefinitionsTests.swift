@@ -149,6 +149,39 @@ import Testing
         #expect(error.pathDescription == #"String[key: "a"] → String[key: "b"] → String[key: "a"]"#)
     }
 
+    final class Closeable: DefinedService, Disposable, @unchecked Sendable {
+        static let closed = NSLock()
+        nonisolated(unsafe) static var names: [String] = []
+        let name: String
+        init(arguments: DefinitionArguments) throws { name = try arguments.string(0) }
+        func dispose() {
+            Self.closed.lock()
+            Self.names.append(name)
+            Self.closed.unlock()
+        }
+    }
+
+    @Test("a definition's .inScope instance lives in the scope and is disposed with it; a parameter read as a service is an error")
+    func disposalAndKinds() throws {
+        let definitions = Definitions(types: ServiceTypes().type("Closeable", Closeable.self), environment: [:])
+        try definitions.load(Data(#"""
+            { "parameters": { "label": "request" },
+              "services": { "connection": { "class": "Closeable", "arguments": ["@label"], "reuse": "inScope" },
+                            "misuse": { "class": "Closeable", "arguments": ["x"] } } }
+            """#.utf8), name: "scoped.json")
+        let scope = definitions.container.openScope("request-1")
+        let connection = try definitions.get("connection", as: Closeable.self, from: scope)
+        #expect(try definitions.get("connection", as: Closeable.self, from: scope) === connection)
+        scope.dispose()
+        #expect(Closeable.names == ["request"])
+        let reader = ServiceTypes().type("Reader") { arguments in try arguments.service(0, as: String.self) }
+        let misuse = Definitions(types: reader, environment: [:])
+        try misuse.load(Data(#"{ "parameters": { "p": 1 }, "services": { "r": { "class": "Reader", "arguments": ["@p"] } } }"#.utf8), name: "kinds.json")
+        let error = try #require(throws: ConfigurationError.self) { try misuse.get("r") }
+        #expect(error.code == .wrongKind)
+        #expect(error.description.contains("reads argument 0 as a service, but @p is a parameter"))
+    }
+
     // MARK: Bad input
 
     func failure(_ text: String, types: ServiceTypes = DefinitionsTests.mailerTypes, name: String = "bad.json") -> ConfigurationError? {
