@@ -59,6 +59,13 @@ struct KeyTests {
         // AnyHashable finds integers equal across widths; so does the typed form.
         #expect(try container.require(Foo.self, key: Int8(3)) === container.require(Foo.self, key: 3))
         #expect(try container.require(Foo.self, key: UInt64(3)) === container.require(Foo.self, key: 3))
+        // Held as AnyHashable: compared as the stored key's type when it is the same, by AnyHashable otherwise.
+        for _ in 0..<2 {   // the second time on the lock-free path
+            #expect(try container.require(Foo.self, key: AnyHashable(Int8(3))) === container.require(Foo.self, key: 3))
+            #expect(try container.require(Foo.self, key: AnyHashable(3)) === container.require(Foo.self, key: 3))
+            #expect(container.resolve(Foo.self, key: AnyHashable(4)) == nil)
+            #expect(container.resolve(Foo.self, key: AnyHashable("3")) == nil)
+        }
     }
 
     @Test("a key of another type is another key")

@@ -153,8 +153,17 @@ final class LookupTable {
             let bucket = buckets + position
             guard let found = bucket.pointee.service else { return nil }
             if found == service, bucket.pointee.arguments == arguments, bucket.pointee.isKeyed,
-               bucket.pointee.keyHash == keyHash, bucket.pointee.key == key {
-                return bucket
+               bucket.pointee.keyHash == keyHash {
+                // The stored key's own type compares first; `AnyHashable`'s `==` only when the types differ.
+                if let typedKey = bucket.pointee.typedKey {
+                    switch Unmanaged<AnyKeyBox>.fromOpaque(typedKey)._withUnsafeGuaranteedRef({ $0.matches(key) }) {
+                    case true?: return bucket
+                    case false?: break
+                    case nil: if bucket.pointee.key == key { return bucket }
+                    }
+                } else if bucket.pointee.key == key {
+                    return bucket
+                }
             }
             position = (position + 1) & mask
         }
@@ -182,13 +191,32 @@ final class LookupTable {
     }
 }
 
+/// A registration key with its type erased, for a lookup with a key held as `AnyHashable`.
+@usableFromInline
+class AnyKeyBox {
+    /// Whether `key` is this key: nil when its base is of another type (then only `AnyHashable`'s `==`,
+    /// which equates some values of different types, such as numbers, can tell).
+    func matches(_ key: AnyHashable) -> Bool? { nil }
+}
+
 /// A registration key held as its concrete type, so that a lookup with a key of that type compares it
 /// with the type's own `==`.
 @usableFromInline
-final class KeyBox<Key: Hashable> {
+final class KeyBox<Key: Hashable>: AnyKeyBox {
     @usableFromInline let value: Key
 
     init(_ value: Key) {
         self.value = value
+    }
+
+    override func matches(_ key: AnyHashable) -> Bool? {
+        // The base opened as its own type and compared when that is `Key`: no cast, no metadata lookup, far
+        // cheaper than `AnyHashable`'s `==`, which unboxes through generic metadata.
+        func compare<Base>(_ base: Base) -> Bool? {
+            guard ObjectIdentifier(Base.self) == ObjectIdentifier(Key.self) else { return nil }
+            // `Base` is `Key`: the cast only renames the type.
+            return unsafeBitCast(base, to: Key.self) == value
+        }
+        return _openExistential(key.base, do: compare)
     }
 }
