@@ -845,8 +845,15 @@ extension DisposalRecord {
         case .sync(_, let replaces)?, .async(_, let replaces)?: replaced = replaced || replaces
         case nil: break
         }
-        let disposable = replaced ? nil : resolver.disposable(instance)
-        let asyncDisposable = replaced || disposable != nil ? nil : instance as? any AsyncDisposable
+        // `let`s, not `var`s: the hooks capture them, and a captured `var` is a heap box per creation.
+        let disposal = replaced ? .none : resolver.disposal(of: instance)
+        let disposable: (any Disposable)?
+        let asyncDisposable: (any AsyncDisposable)?
+        switch disposal {
+        case .none: (disposable, asyncDisposable) = (nil, nil)
+        case .sync(let found): (disposable, asyncDisposable) = (found, nil)
+        case .async(let found): (disposable, asyncDisposable) = (nil, found)
+        }
         switch onDispose {
         case .sync(let hook, _)? where asyncDisposable == nil:
             self.init(key: resolver.serviceKey, slot: slot, dispose: {

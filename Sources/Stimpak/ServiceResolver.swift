@@ -85,16 +85,23 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         rootWord.deallocate()
     }
 
-    /// `instance` as a `Disposable`, if it is one. The conformance of the last dynamic type seen is
-    /// remembered, so that the runtime's conformance lookup runs only when the type changes or conforms.
-    func disposable(_ instance: Service) -> (any Disposable)? {
+    /// How `instance` disposes itself: as a `Disposable`, as an `AsyncDisposable`, or not at all. The last
+    /// dynamic type found to be neither is remembered, so that the runtime's conformance lookups (two casts,
+    /// thousands of instructions) run only when the type changes or conforms.
+    func disposal(of instance: Service) -> InstanceDisposal {
         // Through `Any`: in generic code `type(of:)` of an existential `Service` is the existential type.
         let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any)))
-        let checked = disposableCheck.loadRelaxed()
-        if checked == type { return nil }
-        let disposable = instance as? any Disposable
-        disposableCheck.storeRelaxed(disposable == nil ? type : type | 1)
-        return disposable
+        if disposableCheck.loadRelaxed() == type { return .none }
+        if let disposable = instance as? any Disposable {
+            disposableCheck.storeRelaxed(type | 1)
+            return .sync(disposable)
+        }
+        if let disposable = instance as? any AsyncDisposable {
+            disposableCheck.storeRelaxed(type | 1)
+            return .async(disposable)
+        }
+        disposableCheck.storeRelaxed(type)
+        return .none
     }
 
     /// The registration's key, or nil.
@@ -429,6 +436,13 @@ struct HashableArguments<each Value: Hashable>: Hashable {
             hasher.combine(value)
         }
     }
+}
+
+/// How an instance disposes itself (see ``ServiceResolver/disposal(of:)``).
+enum InstanceDisposal {
+    case none
+    case sync(any Disposable)
+    case async(any AsyncDisposable)
 }
 
 /// A registration's `onDispose` callback.
