@@ -212,3 +212,35 @@ func runInstructionComparison() {
     print(String(format: "| cold start: 1,000 keyed registrations, a scope, first resolve, dispose | — | — | %.0f | %.2f× Swinject | ≤ Swinject | %.0f | %@ |",
                  cold, cold / swinjectCold, swinjectCold, cold <= swinjectCold ? "✅" : "❌"))
 }
+
+// MARK: - Memory
+
+#if canImport(Glibc)
+import CBenchmarkSink
+
+/// Bytes the allocator has handed out and not taken back (glibc's `mallinfo2().uordblks`).
+private func allocatedBytes() -> Int { Int(stimpak_benchmark_allocated_bytes()) }
+
+/// Bytes per open empty scope, and per first cached instance in a scope (the instance, its box and slot, the
+/// scope's table), from 10,000 of each, held at once.
+func runMemoryMeasurement() {
+    let container = makeStimpak()
+    let count = 10_000
+    var scopes: [Stimpak.Scope] = []
+    scopes.reserveCapacity(count)
+    let start = allocatedBytes()
+    for id in 0..<count { scopes.append(container.openScope(id)) }
+    let opened = allocatedBytes()
+    for scope in scopes { sink(scope.resolve(Request6.self)!) }
+    let cached = allocatedBytes()
+    let instance = 16   // a Swift object's header: `Request6` has no stored property
+    print(String(format: "| an open empty scope | %.0f bytes |", Double(opened - start) / Double(count)))
+    print(String(format: "| its first cached `.inScope` instance (a %d-byte object, its box, slot and the scope's table) | %.0f bytes |",
+                 instance, Double(cached - opened) / Double(count)))
+    withExtendedLifetime((container, scopes)) {}
+}
+#else
+func runMemoryMeasurement() {
+    print("The memory measurement reads glibc's mallinfo: Linux only.")
+}
+#endif

@@ -3,9 +3,14 @@
 #ifndef C_BENCHMARK_SINK_H
 #define C_BENCHMARK_SINK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 void stimpak_benchmark_sink(const void *_Nullable value);
 void stimpak_benchmark_sink_int(intptr_t value);
+
+
+// Bytes the allocator has handed out and not taken back (glibc's mallinfo2().uordblks; 0 elsewhere).
+size_t stimpak_benchmark_allocated_bytes(void);
 
 #endif
