@@ -195,17 +195,9 @@ extension Scope {
             abandon()
             throw error
         }
-        let isWeak = resolver.reuse.kind == .weak
-        let record = isWeak ? nil : DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
-        let box: AnyObject
-        if isWeak {
-            guard Swift.type(of: instance as Any) is AnyClass else {
-                abandon()
-                throw failure(.weakValueType, resolver.serviceKey)
-            }
-            box = WeakBox(instance as AnyObject)
-        } else {
-            box = resolver.boxType.init(instance)
+        guard let (box, record) = cacheEntry(for: instance, of: resolver, slot: slot, onDispose: onDispose) else {
+            abandon()
+            throw failure(.weakValueType, resolver.serviceKey)
         }
         lock.lock()
         guard !owner.isDisposedValue else {

@@ -702,18 +702,9 @@ extension Scope {
             lock.withLock { slot.settle(.empty) }?.finish()
             throw error
         }
-        let isWeak = resolver.reuse.kind == .weak
-        // The container does not keep a weak instance, so it does not dispose it either.
-        let record = isWeak ? nil : DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
-        let box: AnyObject
-        if isWeak {
-            guard Swift.type(of: instance as Any) is AnyClass else {
-                lock.withLock { slot.settle(.empty) }?.finish()
-                throw failure(.weakValueType, resolver.serviceKey)
-            }
-            box = WeakBox(instance as AnyObject)
-        } else {
-            box = resolver.boxType.init(instance)
+        guard let (box, record) = cacheEntry(for: instance, of: resolver, slot: slot, onDispose: onDispose) else {
+            lock.withLock { slot.settle(.empty) }?.finish()
+            throw failure(.weakValueType, resolver.serviceKey)
         }
         lock.lock()
         guard !owner.isDisposedValue else {
@@ -757,6 +748,19 @@ extension Scope {
         flight?.finish()
         if isDisposed { throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key) }
         return instance
+    }
+
+    /// What a slot caches for a new `instance`: its box (a ``WeakBox`` for a `.weak` registration) and its
+    /// disposal record (none for a weak one: the container does not keep it, so it does not dispose it); nil
+    /// for a value made by a `.weak` registration, which cannot be referenced weakly.
+    func cacheEntry<Service, Args>(
+        for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot, onDispose: DisposeHook<Service>?
+    ) -> (box: AnyObject, record: DisposalRecord?)? {
+        guard resolver.reuse.kind == .weak else {
+            return (resolver.boxType.init(instance), DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose))
+        }
+        guard Swift.type(of: instance as Any) is AnyClass else { return nil }
+        return (WeakBox(instance as AnyObject), nil)
     }
 
     /// Caches a finished instance's box in `slot` of this scope and, when `publishes`, publishes it for
