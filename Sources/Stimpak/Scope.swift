@@ -12,7 +12,8 @@
 public final class Scope: Resolving, @unchecked Sendable {
     // `key`, `keyHash`, `parent`, `rootRef`, `registry`, `sequence` and the two words never change; every
     // `var` is guarded by `registry.lock`, the one lock of the container; the words' contents are written
-    // under it and read atomically by the lock-free path.
+    // under it and read atomically by the lock-free path. The lock, not the runtime's exclusivity checks,
+    // keeps their accesses apart: `@exclusivity(unchecked)` saves a check per access on the locked path.
 
     /// The key the scope was opened with; nil for the container's root scope.
     public let key: AnyHashable?
@@ -32,19 +33,19 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// The open children by their key's hash; children whose keys share a hash are chained through
     /// `nextInBucket`. So a scope is detached by identity, without comparing `AnyHashable`s.
-    private var children: [Int: Scope] = [:]
-    private var nextInBucket: Scope?
-    private var nextChildSequence = 0
+    @exclusivity(unchecked) private var children: [Int: Scope] = [:]
+    @exclusivity(unchecked) private var nextInBucket: Scope?
+    @exclusivity(unchecked) private var nextChildSequence = 0
     /// This child scope's caches and published instances (the root scope's live on the registrations).
-    private var table: ScopeTable?
+    @exclusivity(unchecked) private var table: ScopeTable?
     /// What this scope adds to the registrations, for itself and the scopes below: values put here with
     /// `provide` and registrations made with `register`, by the key they resolve under.
-    var locals: [ServiceKey: Local] = [:]
+    @exclusivity(unchecked) var locals: [ServiceKey: Local] = [:]
     /// Cached instances with a disposal hook, in order of creation.
-    var disposals: [DisposalRecord] = []
+    @exclusivity(unchecked) var disposals: [DisposalRecord] = []
     /// With ``Container/tracksInstances`` on: weak references to the instances cached here, kept after
     /// disposal for ``survivors``.
-    var tracked: [TrackedInstance] = []
+    @exclusivity(unchecked) var tracked: [TrackedInstance] = []
 
     init(root registry: Registry) {
         self.key = nil

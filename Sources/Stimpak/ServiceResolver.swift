@@ -34,17 +34,17 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// The root cache's published instance (an unretained ``InstanceBox``), or 0.
     let rootWord: AtomicWord
 
-    var matching: ArgumentMatching<Args> = .ignored
-    var onResolved: (@Sendable (Scope, Service) throws -> Void)?
-    var onDispose: DisposeHook<Service>?
-    var allowsCaptiveDependencies = false
+    @exclusivity(unchecked) var matching: ArgumentMatching<Args> = .ignored
+    @exclusivity(unchecked) var onResolved: (@Sendable (Scope, Service) throws -> Void)?
+    @exclusivity(unchecked) var onDispose: DisposeHook<Service>?
+    @exclusivity(unchecked) var allowsCaptiveDependencies = false
     /// The decorators that apply to it, in registration order.
-    var decorators: [Decorator<Service>] = []
+    @exclusivity(unchecked) var decorators: [Decorator<Service>] = []
     /// What happens to a `Disposable` instance of a transient: refused unless tracked or allowed.
-    var disposableTransients: DisposableTransients = .refused
+    @exclusivity(unchecked) var disposableTransients: DisposableTransients = .refused
     /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
     /// a ``Slot``, or an ``InstanceCache`` once the registration has a comparator.
-    var rootCache: AnyObject?
+    @exclusivity(unchecked) var rootCache: AnyObject?
     /// `InstanceBox<Service>`, looked up once here: the locked path runs unspecialized, and naming the
     /// generic type there would look its metadata up on every creation.
     let boxType: InstanceBox<Service>.Type
@@ -122,7 +122,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     }
 
     /// What the factory resolves and how (see ``Dependency``). Guarded by the container's lock.
-    var dependencyList: [Dependency]?
+    @exclusivity(unchecked) var dependencyList: [Dependency]?
 
     /// Declares the services this registration's factory resolves, so that ``Container/validate()`` checks
     /// them and the dependency graph draws them without making an instance (an autowired registration knows

@@ -15,15 +15,15 @@ final class Slot {  // guarded by the container's lock
         case creatingAsync(AsyncCreation)
     }
 
-    var state: State = .empty
+    @exclusivity(unchecked) var state: State = .empty
     /// For the live report: the registration (`any Registration`), the scope that owns the slot (a scope
     /// below may hold it too, to publish a `.scopedTo` instance), and the creation's number in the container.
     /// Set when the instance is stored.
-    var registration: AnyObject?
-    var owner: ObjectIdentifier?
-    var creation = 0
+    @exclusivity(unchecked) var registration: AnyObject?
+    @exclusivity(unchecked) var owner: ObjectIdentifier?
+    @exclusivity(unchecked) var creation = 0
     /// What other threads wait on while the state is `.creating` or `.initializing`; made by the first.
-    private var flight: InFlight?
+    @exclusivity(unchecked) private var flight: InFlight?
 
     /// The flight to wait on for the creation under way, attached on first use. Call with the lock held,
     /// while the state is `.creating` or `.initializing`.
@@ -183,11 +183,11 @@ final class ScopeTable {
     private static let empty = UInt.max
 
     private let capacity: Int
-    private var count = 0
+    @exclusivity(unchecked) private var count = 0
     /// Whether this table owns the references in its entries (false once a larger copy took them over).
-    private var ownsCaches = true
+    @exclusivity(unchecked) private var ownsCaches = true
     /// The smaller table this one replaced: lock-free readers may still be probing it.
-    private var replaced: ScopeTable?
+    @exclusivity(unchecked) private var replaced: ScopeTable?
     private let entries: UnsafeMutablePointer<Entry>
 
     init(capacity: Int) {

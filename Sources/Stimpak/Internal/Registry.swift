@@ -62,12 +62,12 @@ final class Registry: @unchecked Sendable {
     let waitLimit: WaitLimit
     /// The reuse of a registration that names none.
     let defaultReuse: Reuse
-    var entries: [ServiceKey: Entry] = [:]
+    @exclusivity(unchecked) var entries: [ServiceKey: Entry] = [:]
     /// The published ``LookupTable`` (owned by the word), or 0 when it has to be rebuilt.
     @usableFromInline let tableWord: AtomicWord
     /// Each registration's index names its cache in every scope; never reused, so a cache can't outlive
     /// its registration and be mistaken for another's.
-    private var nextIndex = 0
+    @exclusivity(unchecked) private var nextIndex = 0
     /// Registrations taken out of `entries` (unregistered, replaced, or the container released), to release
     /// at the next reclaim; and those a reclaim found still on some thread's resolution path (a transient's
     /// factory running), kept for a later one. The registry's end releases whatever is left: no factory
@@ -75,9 +75,9 @@ final class Registry: @unchecked Sendable {
     private var retiredRegistrations: [any Registration] = []
     private var parkedRegistrations: [any Registration] = []
     /// Counts the instances stored in caches, to number them for the live report.
-    private var creations = 0
+    @exclusivity(unchecked) private var creations = 0
     /// Whether caches keep weak references to their instances (``Container/tracksInstances``).
-    var tracksInstances = false
+    @exclusivity(unchecked) var tracksInstances = false
     /// The observer of resolutions, creations and disposals, if any (``Container/observer``).
     var observer: (any ResolutionObserver)?
     /// Whether resolutions record the dependencies they observe (``Container/recordsDependencies``).
@@ -93,10 +93,10 @@ final class Registry: @unchecked Sendable {
     /// The keys of registrations refused because the container was disposed, for validation to report.
     var rejectedRegistrations: [ServiceKey] = []
     /// Every decorator, in registration order: each new registration gets those that apply to it.
-    var decorators: [AnyDecorator] = []
+    @exclusivity(unchecked) var decorators: [AnyDecorator] = []
     /// Counts the retired tables. A registration found in a table built at the current generation is
     /// still the one registered, and its key has no scope-local values.
-    private(set) var generation = 0
+    @exclusivity(unchecked) private(set) var generation = 0
 
     init(defaultReuse: Reuse, waitLimit: WaitLimit) {
         self.defaultReuse = defaultReuse

@@ -23,13 +23,13 @@ final class ResolutionContext {
     /// threads use the object itself, through `InFlight.owner`).
     @usableFromInline let state: UnsafeMutablePointer<stimpak_thread_state>
     /// The creation this thread is blocked on; guarded by `ResolutionContext.waitLock`.
-    var waitingOn: InFlight?
+    @exclusivity(unchecked) var waitingOn: InFlight?
     /// The registrations whose argument comparators are running on this thread, innermost last; only
     /// this thread touches it.
-    private var comparing: [ObjectIdentifier] = []
+    @exclusivity(unchecked) private var comparing: [ObjectIdentifier] = []
     /// The `.graph` instances (boxes) made during this thread's outermost resolution, by registration
     /// index; only this thread touches it.
-    private var graph: [Int: AnyObject] = [:]
+    @exclusivity(unchecked) private var graph: [Int: AnyObject] = [:]
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
