@@ -180,7 +180,7 @@ func runInstructionComparison() {
     var counts: [String: Double] = [:]
     for scenario in instructionScenarios {
         let isCold = scenario.name.contains("cold-start")
-        guard let count = countInstructions(scenario.name, program: program, small: isCold ? 2 : 2_000, large: isCold ? 4 : 4_000) else {
+        guard let count = countInstructions(scenario.name, program: program, small: isCold ? 2 : 20_000, large: isCold ? 4 : 40_000) else {
             print("valgrind did not run (is it installed?): no instruction counts")
             return
         }
