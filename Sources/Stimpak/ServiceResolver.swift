@@ -24,6 +24,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// The factory of a registration made with an `async` one, which only an `async` resolve runs (then
     /// `factory` is never called); nil for a synchronous registration.
     let asyncFactory: ((Scope, Args) async throws -> Service)?
+    private let hasAsyncFactory: Bool
     /// Made with a main-actor factory: `factory` runs it on the main thread, `asyncFactory` hops there.
     let isMainActor: Bool
     /// Whether the cache disposes a `Disposable` instance: false for an instance registered as it is,
@@ -34,12 +35,25 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// The root cache's published instance (an unretained ``InstanceBox``), or 0.
     let rootWord: AtomicWord
 
-    @exclusivity(unchecked) var matching: ArgumentMatching<Args> = .ignored
-    @exclusivity(unchecked) var onResolved: (@Sendable (Scope, Service) throws -> Void)?
+    @exclusivity(unchecked) var matching: ArgumentMatching<Args> = .ignored {
+        didSet {
+            if case .ignored = matching { ignoresArguments = true } else { ignoresArguments = false }
+        }
+    }
+    @exclusivity(unchecked) var onResolved: (@Sendable (Scope, Service) throws -> Void)? {
+        didSet { hasResolvedCallback = onResolved != nil }
+    }
     @exclusivity(unchecked) var onDispose: DisposeHook<Service>?
     @exclusivity(unchecked) var allowsCaptiveDependencies = false
     /// The decorators that apply to it, in registration order.
-    @exclusivity(unchecked) var decorators: [Decorator<Service>] = []
+    @exclusivity(unchecked) var decorators: [Decorator<Service>] = [] {
+        didSet { hasDecorators = !decorators.isEmpty }
+    }
+    /// What ``route`` reads, kept beside the generic settings above: reading those in unspecialized code looks
+    /// their generic metadata up (thousands of instructions per registration when a table is built).
+    @exclusivity(unchecked) private var ignoresArguments = true
+    @exclusivity(unchecked) private var hasResolvedCallback = false
+    @exclusivity(unchecked) private var hasDecorators = false
     /// What happens to a `Disposable` instance of a transient: refused unless tracked or allowed.
     @exclusivity(unchecked) var disposableTransients: DisposableTransients = .refused
     /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
@@ -67,6 +81,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         isMainActor: Bool = false
     ) {
         self.asyncFactory = asyncFactory
+        self.hasAsyncFactory = asyncFactory != nil
         self.isMainActor = isMainActor
         self.disposesInstances = disposesInstances
         self.dependencyList = dependencies
@@ -323,12 +338,12 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     var route: LookupTable.Route? {
         switch reuse.kind {
         case .transient:
-            guard asyncFactory == nil else { return nil }
-            return onResolved == nil && disposableTransients != .tracked && decorators.isEmpty ? .transient : nil
+            guard !hasAsyncFactory else { return nil }
+            return !hasResolvedCallback && disposableTransients != .tracked && !hasDecorators ? .transient : nil
         case .graph:
             return nil
         case .singleton, .inScope, .scopedTo, .weak:
-            guard case .ignored = matching else { return nil }
+            guard ignoresArguments else { return nil }
             switch reuse.kind {
             case .singleton: return .root
             case .weak: return .weakRoot
