@@ -102,9 +102,13 @@ extension Scope {
         resolve: () throws(ResolutionError) -> Service
     ) throws(ResolutionError) -> Service {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
-        let (observer, records) = registry.lock.withLock { (registry.observer, registry.recordsDependencies) }
-        if records, let parent = ResolutionContext.current.pathKeys.last ?? AsyncNode.current?.registration.serviceKey {
-            _ = registry.lock.withLock { registry.observedEdges.insert(DependencyGraph.Edge(from: parent, to: requested)) }
+        // Who resolves it: the factory running on this thread, or else the async factory of this task.
+        let parent = ResolutionContext.current.innermostKey ?? AsyncNode.current?.registration.serviceKey
+        let observer = registry.lock.withLock { () -> (any ResolutionObserver)? in
+            if registry.recordsDependencies, let parent {
+                registry.observedEdges.insert(DependencyGraph.Edge(from: parent, to: requested))
+            }
+            return registry.observer
         }
         guard let observer else { return try resolve() }
         let start = Registry.now()
@@ -121,19 +125,17 @@ extension Scope {
         }
     }
 
-    /// Tells the observer, if any, that a factory made an instance of `service` in `start`…now.
+    /// Tells the observer, if any, that a factory made an instance of `service` in `start`…now. Called only
+    /// when the observed word is set.
     func reportCreation(_ service: ServiceKey, since start: UInt64) {
-        guard registry.observedWord.loadRelaxed() != 0, let observer = registry.lock.withLock({ registry.observer }) else {
-            return
-        }
+        guard let observer = registry.lock.withLock({ registry.observer }) else { return }
         observer.created(ResolutionEvent(service: service, scopeKey: key, duration: Registry.now() - start, error: nil))
     }
 
-    /// Tells the observer, if any, of each disposal that `dispose()` ran.
+    /// Tells the observer, if any, of each disposal that `dispose()` ran. Called only when the observed
+    /// word is set.
     func reportDisposals(_ disposed: [(ServiceKey, (any Error)?)]) {
-        guard registry.observedWord.loadRelaxed() != 0, let observer = registry.lock.withLock({ registry.observer }) else {
-            return
-        }
+        guard let observer = registry.lock.withLock({ registry.observer }) else { return }
         for (service, error) in disposed { observer.disposed(DisposalEvent(service: service, scopeKey: key, error: error)) }
     }
 }

@@ -32,18 +32,17 @@ extension Container {
     public func validateByResolving() async -> ValidationReport {
         var report = validate()
         let copy = Container(defaultReuse: defaultReuse, waitLimit: waitLimit)
-        let (registrations, scopes) = registry.lock.withLock { () -> ([any Registration], [ScopeCopy]) in
+        let (registrations, scopes, decorators) = registry.lock.withLock {
             let registrations = registry.entries.values.compactMap(\.registration).sorted { $0.index < $1.index }
-            return (registrations, root.copyOfOpenScopes())
+            return (registrations, root.copyOfOpenScopes(), registry.decorators)
         }
-        copy.registry.lock.withLock {
+        copy.registry.change {
             for registration in registrations {
                 let duplicate = registration.duplicate(in: copy.registry, index: copy.registry.makeIndex())
                 copy.registry.entries[duplicate.serviceKey, default: Registry.Entry()].registration = duplicate
             }
-            copy.registry.decorators = registry.decorators
+            copy.registry.decorators = decorators
         }
-        _ = copy.registry.retireTable()
         let copiedScopes = [copy.root] + scopes.map { $0.open(in: copy.root) }
         var failed: [ServiceKey: ResolutionError] = [:]
         for registration in registrations where !registration.serviceKey.hasArguments {
@@ -201,7 +200,7 @@ struct ValidationSnapshot {
         if scopeLocalKeys.contains(dependency.key) {
             // Provided (or registered) in some scope: fine for a service resolved from there; not for one made
             // by the root for the whole container.
-            guard node.reuse.kind == .singleton || node.reuse.kind == .weak else { return nil }
+            guard node.reuse.isContainerWide else { return nil }
             var error = ResolutionError(.notRegistered, requested: dependency.key, path: path)
             error.isProvidedElsewhere = true
             error.resolvedFromRoot = true
@@ -235,7 +234,7 @@ struct ValidationSnapshot {
 
     /// A captive dependency of a container-wide `node`: a scoped service it reaches through transients.
     private func captive(from start: Node) -> ResolutionError? {
-        guard start.reuse.kind == .singleton || start.reuse.kind == .weak, !start.allowsCaptiveDependencies else {
+        guard start.reuse.isContainerWide, !start.allowsCaptiveDependencies else {
             return nil
         }
         var visited: Set<ServiceKey> = [start.key]

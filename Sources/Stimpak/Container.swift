@@ -54,12 +54,6 @@ public final class Container: Resolving, Sendable {
         root[key]
     }
 
-    /// The open child scopes of the root, in the order they were opened.
-    public var openScopes: [Scope] { root.openScopes }
-
-    /// How many child scopes of the root are open.
-    public var openScopeCount: Int { root.openScopeCount }
-
     /// Whether the container has been disposed.
     public var isDisposed: Bool { root.isDisposed }
 

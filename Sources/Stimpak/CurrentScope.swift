@@ -19,10 +19,12 @@ extension Scope {
         get throws(ResolutionError) { try current(resolving: ServiceKey(service: Scope.self)) }
     }
 
+    /// The scope bound around the running code, or else the default container's root; nil when neither.
+    static var currentIfAny: Scope? { bound ?? Container.default?.root }
+
     /// The current scope, or the error naming `requested`, the service that needed it, and the call site.
     static func current(resolving requested: ServiceKey, fileID: String = "", line: Int = 0) throws(ResolutionError) -> Scope {
-        if let bound { return bound }
-        if let container = Container.default { return container.root }
+        if let scope = currentIfAny { return scope }
         var error = ResolutionError(.noCurrentScope, requested: requested)
         error.fileID = fileID
         error.line = line

@@ -50,7 +50,9 @@ extension Injected: Sendable where Service: Sendable {}
 /// When threads make the first access at once, each may resolve, and all get the first instance kept.
 @propertyWrapper
 public struct LazyInjected<Service> {
-    private let box: InjectionBox<Service>
+    private let lazy: Lazy<Service>
+    private let fileID: String
+    private let line: Int
 
     /// Remembers the current scope and `key`; resolves on first access.
     /// - Parameters:
@@ -58,12 +60,18 @@ public struct LazyInjected<Service> {
     ///   - fileID: The declaration's file, for the message.
     ///   - line: The declaration's line.
     public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
-        box = InjectionBox(key: key, fileID: fileID, line: line)
+        lazy = Lazy(scope: Scope.currentIfAny, key: key)
+        self.fileID = fileID
+        self.line = line
     }
 
     /// The instance: resolved on first access, then the same one.
     public var wrappedValue: Service {
-        box.strongInstance()
+        do throws(ResolutionError) {
+            return try lazy.value
+        } catch {
+            Injection.stop(error, fileID: fileID, line: line)
+        }
     }
 }
 
@@ -82,7 +90,9 @@ extension LazyInjected: Sendable where Service: Sendable {}
 /// weakly: it is nil once the instance has been released.
 @propertyWrapper
 public struct WeakInjected<Service: AnyObject> {
-    private let box: InjectionBox<Service>
+    private let reference: WeakReference<Service>
+    private let fileID: String
+    private let line: Int
 
     /// Remembers the current scope and `key`; resolves on first access.
     /// - Parameters:
@@ -90,12 +100,18 @@ public struct WeakInjected<Service: AnyObject> {
     ///   - fileID: The declaration's file, for the message.
     ///   - line: The declaration's line.
     public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
-        box = InjectionBox(key: key, fileID: fileID, line: line, holdsWeakly: true)
+        reference = WeakReference(scope: Scope.currentIfAny, key: key)
+        self.fileID = fileID
+        self.line = line
     }
 
     /// The instance, resolved on first access; nil once it has been released.
     public var wrappedValue: Service? {
-        box.weakInstance()
+        do throws(ResolutionError) {
+            return try reference.value
+        } catch {
+            Injection.stop(error, fileID: fileID, line: line)
+        }
     }
 }
 
@@ -123,7 +139,7 @@ public struct OptionalInjected<Service> {
     public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
         let requested = ServiceKey(service: Service.self, key: key)
         do throws(ResolutionError) {
-            wrappedValue = try Injection.scope(for: requested).require(Service.self, key: key, fileID: fileID, line: line)
+            wrappedValue = try Scope.current(resolving: requested).require(Service.self, key: key, fileID: fileID, line: line)
         } catch where error.code == .notRegistered && error.requested == requested {
             wrappedValue = nil
         } catch {
@@ -136,80 +152,22 @@ extension OptionalInjected: Sendable where Service: Sendable {}
 
 /// What the property wrappers share.
 enum Injection {
-    /// The current scope, for `requested`.
-    static func scope(for requested: ServiceKey) throws(ResolutionError) -> Scope {
-        try Scope.current(resolving: requested)
-    }
-
-    /// `Service` from `scope` (the current one when nil), or the program stops with the reason.
-    static func require<Service>(
-        _ type: Service.Type, key: AnyHashable?, from scope: Scope? = nil, fileID: String, line: Int
-    ) -> Service {
+    /// `Service` from the current scope, or the program stops with the reason.
+    static func require<Service>(_ type: Service.Type, key: AnyHashable?, fileID: String, line: Int) -> Service {
         do throws(ResolutionError) {
-            let resolving: Scope
-            if let scope {
-                resolving = scope
-            } else {
-                resolving = try Self.scope(for: ServiceKey(service: Service.self, key: key))
-            }
-            return try resolving.require(Service.self, key: key, fileID: fileID, line: line)
+            return try Scope.current(resolving: ServiceKey(service: Service.self, key: key))
+                .require(Service.self, key: key, fileID: fileID, line: line)
         } catch {
             stop(error, fileID: fileID, line: line)
         }
     }
 
-    /// Stops the program with `error`'s full text: a property wrapper cannot throw.
+    /// Stops the program with `error`'s full text, naming the property's declaration: a property wrapper
+    /// cannot throw.
     static func stop(_ error: ResolutionError, fileID: String, line: Int) -> Never {
         var error = error
-        if error.fileID.isEmpty {
-            error.fileID = fileID
-            error.line = line
-        }
+        error.fileID = fileID
+        error.line = line
         fatalError(error.description)
-    }
-}
-
-/// The state of a lazily resolved property wrapper: the scope current when its owner was made, and the
-/// instance once resolved (strongly, or weakly for ``WeakInjected``).
-final class InjectionBox<Service>: @unchecked Sendable {  // `instance`, `object` and `isResolved` guarded by `lock`
-    private let scope: Scope?
-    private let key: AnyHashable?
-    private let fileID: String
-    private let line: Int
-    private let lock = Lock()
-    private var instance: Service?
-    private weak var object: AnyObject?
-    private var isResolved = false
-
-    init(key: AnyHashable?, fileID: String, line: Int, holdsWeakly: Bool = false) {
-        scope = Scope.bound ?? Container.default?.root
-        self.key = key
-        self.fileID = fileID
-        self.line = line
-    }
-
-    /// The instance, resolved on first access and kept.
-    func strongInstance() -> Service {
-        if let instance = lock.withLock({ instance }) { return instance }
-        let resolved = Injection.require(Service.self, key: key, from: scope, fileID: fileID, line: line)
-        return lock.withLock {
-            if let instance { return instance }
-            instance = resolved
-            return resolved
-        }
-    }
-
-    /// The instance, resolved on first access and then referenced weakly: nil once released.
-    func weakInstance() -> Service? {
-        let (object, isResolved) = lock.withLock { (self.object, self.isResolved) }
-        if isResolved { return object as? Service }
-        let resolved = Injection.require(Service.self, key: key, from: scope, fileID: fileID, line: line)
-        return lock.withLock {
-            if !self.isResolved {
-                self.object = resolved as AnyObject
-                self.isResolved = true
-            }
-            return self.object as? Service
-        }
     }
 }

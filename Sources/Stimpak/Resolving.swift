@@ -303,6 +303,15 @@ extension Resolving {
         await resolutionScope[key]?.dispose() ?? []
     }
 
+    /// The open child scopes of ``resolutionScope``, in the order they were opened (a server checks after a
+    /// load test that no request scope is left open).
+    public var openScopes: [Scope] {
+        resolutionScope.registry.lock.withLock { resolutionScope.openChildrenInOrder }
+    }
+
+    /// How many child scopes of ``resolutionScope`` are open.
+    public var openScopeCount: Int { openScopes.count }
+
     /// Opens a new child scope that no other caller can get: its key is made for it (an
     /// ``AnonymousScopeKey``). For a scope per request, so that two requests never share one.
     /// - Returns: The child scope.

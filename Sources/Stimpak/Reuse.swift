@@ -25,6 +25,10 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
 
     let kind: Kind
     let match: ScopeMatch?
+
+    /// Whether one instance serves the whole container (a singleton, eager or not, or a weak one): such a
+    /// service must not capture a scoped one.
+    var isContainerWide: Bool { kind == .singleton || kind == .weak }
     /// A singleton that `Container/makeEagerSingletons()` makes up front.
     let isEager: Bool
 

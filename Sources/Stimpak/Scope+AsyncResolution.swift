@@ -326,12 +326,7 @@ final class AsyncNode: Sendable {
     /// A container-wide registration on the chain that would capture a scoped service (see
     /// ``ResolutionContext/captor()``).
     func captor() -> (any Registration)? {
-        chain.map(\.registration).last { registration in
-            switch registration.reuse.kind {
-            case .singleton, .weak: return !registration.allowsCaptiveDependencies
-            case .transient, .graph, .inScope, .scopedTo: return false
-            }
-        }
+        chain.map(\.registration).last(where: \.capturesScopedServices)
     }
 
     /// An error for `requested`, resolved inside the chain ending at `node`, with the path.

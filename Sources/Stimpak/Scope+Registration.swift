@@ -54,8 +54,7 @@ extension Scope {
         locals[serviceKey] = .registration(resolver)
         let (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true)
         // What this scope and those below published for the key came from above, or from the replaced one.
-        unpublish(index: index)
-        unpublishBelow(index: index)
+        unpublishHereAndBelow(index: index)
         lock.unlock()
         Registry.release(retiredTable: retired)
         // Released outside the lock: its factory may capture anything. A thread resolving it holds its own
@@ -128,8 +127,7 @@ extension Scope {
             guard case .registration(let registration)? = locals[key] else { return nil }
             locals[key] = nil
             if let index = registry.entries[key]?.localsIndex {
-                unpublish(index: index)
-                unpublishBelow(index: index)
+                unpublishHereAndBelow(index: index)
             }
             return registration
         }
@@ -171,18 +169,22 @@ extension Scope {
     /// Takes `locals` from another container's scope: its values as they are, its registrations duplicated
     /// into this container's registry.
     func adopt(_ locals: [ServiceKey: Local]) {
-        registry.lock.withLock {
+        let retired: [LookupTable] = registry.lock.withLock {
+            var retired: [LookupTable] = []
             for (key, local) in locals {
+                let marked: (index: Int, retired: LookupTable?)
                 switch local {
                 case .value:
                     self.locals[key] = local
-                    _ = registry.markScopeLocal(key)
+                    marked = registry.markScopeLocal(key)
                 case .registration(let registration):
                     self.locals[key] = .registration(registration.duplicate(in: registry, index: registry.makeIndex()))
-                    _ = registry.markScopeLocal(key, isRegistration: true)
+                    marked = registry.markScopeLocal(key, isRegistration: true)
                 }
+                if let table = marked.retired { retired.append(table) }
             }
-            _ = registry.retireTable()
+            return retired
         }
+        for table in retired { Registry.release(retiredTable: table) }
     }
 }

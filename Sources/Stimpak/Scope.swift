@@ -129,46 +129,33 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// - Returns: The child scope.
     public func openScope(_ key: AnyHashable) -> Scope {
         let hash = key.hashValue
-        return registry.lock.withLock {
-            if let existing = child(key, hash: hash) { return existing }
-            nextChildSequence += 1
-            let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
-            if !isDisposedValue {
-                child.nextInBucket = children.updateValue(child, forKey: hash)
-            }
-            return child
-        }
+        return registry.lock.withLock { child(key, hash: hash) ?? addChild(key, hash: hash) }
     }
 
     /// Opens a new child scope under a key made for it (see ``Resolving/openScope()``).
     func openAnonymousScope() -> Scope {
         registry.lock.withLock {
-            nextChildSequence += 1
-            let key = AnyHashable(AnonymousScopeKey(number: nextChildSequence))
-            let child = Scope(
-                key: key, keyHash: key.hashValue, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
-            if !isDisposedValue {
-                child.nextInBucket = children.updateValue(child, forKey: child.keyHash)
-            }
-            return child
+            // Hashed under the lock: the key is Stimpak's own, whose hash runs no user code.
+            let key = AnyHashable(AnonymousScopeKey(number: nextChildSequence + 1))
+            return addChild(key, hash: key.hashValue)
         }
+    }
+
+    /// A new child with `key`, whose hash is `hash`, linked among the open children (unless this scope is
+    /// disposed: then the child is born disposed). Call with the lock held.
+    private func addChild(_ key: AnyHashable, hash: Int) -> Scope {
+        nextChildSequence += 1
+        let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
+        if !isDisposedValue {
+            child.nextInBucket = children.updateValue(child, forKey: hash)
+        }
+        return child
     }
 
     /// The open child scope with `key`, if any.
     public subscript(key: AnyHashable) -> Scope? {
         let hash = key.hashValue
         return registry.lock.withLock { child(key, hash: hash) }
-    }
-
-    /// The open child scopes, in the order they were opened (a server checks after a load test that no
-    /// request scope is left open).
-    public var openScopes: [Scope] {
-        registry.lock.withLock { openChildrenInOrder }
-    }
-
-    /// How many child scopes are open.
-    public var openScopeCount: Int {
-        registry.lock.withLock { openChildrenInOrder.count }
     }
 
     /// The open children in opening order. Call with the lock held.
@@ -261,9 +248,11 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
     }
 
-    /// Unpublishes what this scope published at `index`. Call with the lock held.
-    func unpublish(index: Int) {
+    /// Unpublishes what this scope and those below published at `index`: a registration made or removed
+    /// here changes what the key means from here down. Call with the lock held.
+    func unpublishHereAndBelow(index: Int) {
         table?.unpublish(for: index)
+        unpublishBelow(index: index)
     }
 
     /// Publishes `box` in this child scope's table for the lock-free path, held by `cache` (the box itself,

@@ -125,7 +125,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// Whether a synchronous resolve on this thread cannot make an instance: the factory is `async`, or runs
     /// on the main actor and this is not the main thread.
     var requiresAwaitHere: Bool {
-        guard asyncFactory != nil else { return false }
+        guard hasAsyncFactory else { return false }
         return !isMainActor || !MainActorCheck.isCurrent
     }
 
@@ -382,7 +382,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
 
     var rootCacheObject: AnyObject? { rootCache }
 
-    var isAsync: Bool { asyncFactory != nil && !isMainActor }
+    var isAsync: Bool { hasAsyncFactory && !isMainActor }
 
     var registrationFindings: [ResolutionError] {
         var findings: [ResolutionError] = []

@@ -21,12 +21,13 @@ protocol ImplicitService {
 /// When threads read `value` for the first time at once, each may resolve, and all get the first instance
 /// kept (for a reused service they are the same anyway): no lock is held while a factory runs.
 public final class Lazy<Service>: @unchecked Sendable {  // `instance` is guarded by `lock`
-    private let scope: Scope
+    /// The scope to resolve from; nil for the current scope at the first access (``LazyInjected``).
+    private let scope: Scope?
     private let key: AnyHashable?
     private let lock = Lock()
     private var instance: Service?
 
-    init(scope: Scope, key: AnyHashable?) {
+    init(scope: Scope?, key: AnyHashable?) {
         self.scope = scope
         self.key = key
     }
@@ -36,7 +37,7 @@ public final class Lazy<Service>: @unchecked Sendable {  // `instance` is guarde
     public var value: Service {
         get throws(ResolutionError) {
             if let instance = lock.withLock({ instance }) { return instance }
-            let resolved: Service = try scope.require(Service.self, key: key)
+            let resolved: Service = try Scope.resolving(scope, Service.self, key: key)
             return lock.withLock {
                 if let instance { return instance }
                 instance = resolved
@@ -108,13 +109,14 @@ extension Provider: ImplicitService {
 /// access (by then the parent is made and cached) and keeps only a weak reference, so no cycle of strong
 /// references keeps either alive.
 public final class WeakReference<Service: AnyObject>: @unchecked Sendable {  // state guarded by `lock`
-    private let scope: Scope
+    /// The scope to resolve from; nil for the current scope at the first access (``WeakInjected``).
+    private let scope: Scope?
     private let key: AnyHashable?
     private let lock = Lock()
     private weak var object: Service?
     private var isResolved = false
 
-    init(scope: Scope, key: AnyHashable?) {
+    init(scope: Scope?, key: AnyHashable?) {
         self.scope = scope
         self.key = key
     }
@@ -125,7 +127,7 @@ public final class WeakReference<Service: AnyObject>: @unchecked Sendable {  // 
         get throws(ResolutionError) {
             let (object, isResolved) = lock.withLock { (self.object, self.isResolved) }
             if isResolved { return object }
-            let resolved: Service = try scope.require(Service.self, key: key)
+            let resolved: Service = try Scope.resolving(scope, Service.self, key: key)
             return lock.withLock {
                 if !self.isResolved {
                     self.object = resolved
@@ -214,5 +216,14 @@ extension Scope {
             }
             return found.sorted { $0.index < $1.index }.map(\.key)
         }
+    }
+}
+
+extension Scope {
+    /// `Service` under `key` from `scope`, or from the current scope when it is nil (a wrapper made where no
+    /// scope was current).
+    static func resolving<Service>(_ scope: Scope?, _ type: Service.Type, key: AnyHashable?) throws(ResolutionError) -> Service {
+        if let scope { return try scope.require(Service.self, key: key) }
+        return try current(resolving: ServiceKey(service: Service.self, key: key)).require(Service.self, key: key)
     }
 }

@@ -45,7 +45,10 @@ struct DefinitionFile {
             throw ConfigurationError(.unreadable, file: name, path: "", detail: "it has \(data.count) bytes")
         }
         let bytes = [UInt8](data)
-        let firstByte = bytes.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }
+        // The first byte that is not blank: a definition copied from a document may start with blank lines or
+        // indentation (the plist of Dose's README does), and a property list's XML declaration must come first.
+        let start = bytes.firstIndex { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) } ?? 0
+        let firstByte = bytes.indices.contains(start) ? bytes[start] : nil
         let isJSON: Bool
         switch format {
         case .json: isJSON = true
@@ -64,9 +67,6 @@ struct DefinitionFile {
             if isJSON {
                 object = try JSONSerialization.jsonObject(with: data)
             } else {
-                // A definition copied from a document may start with blank lines or indentation (the plist of
-                // Dose's README does): the XML declaration must come first.
-                let start = bytes.firstIndex { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) } ?? 0
                 object = try PropertyListSerialization.propertyList(from: data.subdata(in: start..<data.count), format: nil)
             }
         } catch {

@@ -35,6 +35,12 @@ protocol Registration: AnyObject, Sendable {
     func resolveForValidation(from scope: Scope) async throws
 }
 
+extension Registration {
+    /// Whether, while it is being made, resolving a scoped service would capture it (the captive rule): it
+    /// lives container-wide and has not opted out. Call with the lock held.
+    var capturesScopedServices: Bool { reuse.isContainerWide && !allowsCaptiveDependencies }
+}
+
 /// The container's registrations, the lock that guards them and every scope's state, and the lookup
 /// table published for lock-free resolves.
 ///

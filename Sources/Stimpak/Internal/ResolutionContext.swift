@@ -106,6 +106,13 @@ final class ResolutionContext {
 
     // MARK: The resolution path
 
+    /// The service key of the innermost registration on the path, if any.
+    var innermostKey: ServiceKey? {
+        let depth = Int(state.pointee.depth)
+        guard depth > 0, let path = state.pointee.path, let pointer = path[depth - 1] else { return nil }
+        return (Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? any Registration)?.serviceKey
+    }
+
     /// The service keys on the path, outermost first.
     var pathKeys: [ServiceKey] {
         guard let path = state.pointee.path else { return [] }
@@ -123,12 +130,7 @@ final class ResolutionContext {
             guard let pointer = path[index],
                   let registration = Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? any Registration
             else { continue }
-            switch registration.reuse.kind {
-            case .singleton, .weak:
-                if !registration.allowsCaptiveDependencies { return registration }
-            case .transient, .graph, .inScope, .scopedTo:
-                break
-            }
+            if registration.capturesScopedServices { return registration }
         }
         return nil
     }
