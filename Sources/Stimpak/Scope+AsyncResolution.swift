@@ -77,7 +77,7 @@ extension Scope {
         switch resolver.reuse.kind {
         case .transient:
             let onResolved = resolver.onResolved
-            let decorators = resolver.decorators
+            let decorators = resolver.decoratorsIfAny
             lock.unlock()
             let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
             if let onResolved { try runCallback(onResolved, resolver, self, instance) }
@@ -85,7 +85,7 @@ extension Scope {
             return try admitDisposableTransient(instance, of: resolver)
         case .graph:
             let onResolved = resolver.onResolved
-            let decorators = resolver.decorators
+            let decorators = resolver.decoratorsIfAny
             lock.unlock()
             // One per outermost async resolve: kept on the chain of factories that is running.
             if let box = node?.graph.instance(for: resolver.index) {
@@ -123,16 +123,18 @@ extension Scope {
             }
             switch slot.state {
             case .created(let box):
-                guard let instance = instance(in: box, of: resolver) else {
+                do throws(DeadInstance) {
+                    let instance = try liveInstance(in: box, of: resolver)
+                    place.memo?.publishBelowOwner(slot, box: box, index: place.memoIndex)
+                    lock.unlock()
+                    return instance
+                } catch {
                     // A `.weak` instance nobody holds any more: make the next one (see the synchronous path).
                     if place.publishes { resolver.rootWord.publish(nil) }
                     retiredWeakBox = box
                     slot.state = .empty
                     continue
                 }
-                place.memo?.publishBelowOwner(slot, box: box, index: place.memoIndex)
-                lock.unlock()
-                return instance
             case .creatingAsync(let creation):
                 // This task's own chain is making it (directly, or in a parent task awaiting this one), or the
                 // task making it waits, through other creations, for one this chain makes: a cycle.
@@ -160,7 +162,7 @@ extension Scope {
                 slot.state = .creatingAsync(creation)
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
-                let decorators = resolver.decorators
+                let decorators = resolver.decoratorsIfAny
                 lock.unlock()
                 return try await make(
                     resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
@@ -175,7 +177,7 @@ extension Scope {
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, place: CachePlace, creation: AsyncCreation, node: AsyncNode?,
-        decorators: [Decorator<Service>], onResolved: (@Sendable (Scope, Service) throws -> Void)?,
+        decorators: [Decorator<Service>]?, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: DisposeHook<Service>?
     ) async throws -> Service {
         let lock = registry.lock
@@ -241,7 +243,7 @@ extension Scope {
     /// Runs an async factory and the decorators with the registration on this task's async resolution path.
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
-        _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]
+        _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?
     ) async throws -> Service {
         if let node {
             if node.contains(resolver) { throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node) }
@@ -252,8 +254,9 @@ extension Scope {
         let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
         let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
         do {
-            var instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
-            for decorator in decorators { instance = try decorator(scope, instance) }
+            let made = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
+            var instance = made
+            if let decorators { instance = try Self.decorate(made, with: decorators, in: scope) }
             if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
             return instance
         } catch let error as ResolutionError {

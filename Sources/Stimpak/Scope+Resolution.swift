@@ -17,14 +17,25 @@ extension Scope {
     }
 
     /// Finds or makes the instance registered for (`Service`, `Args`, `key`).
+    ///
+    /// A `String` or `Int` key is resolved as its own type (``resolveInstance(_:_:typedKey:)``); any other
+    /// is compared by the lock-free path as its base's own type (opened from the existential), never with
+    /// `AnyHashable`'s `==`. A key equal to the registered one only as `AnyHashable` (an `Int8` and an
+    /// `Int`) misses there, and the locked path decides.
     @inlinable
     func resolveInstance<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
         guard let key else { return try resolveInstance(Service.self, arguments) }
-        let keyHash = key.hashValue
+        let base = key.base
+        switch CommonKey(base) {
+        case .string(let string)?: return try resolveInstance(Service.self, arguments, typedKey: string)
+        case .integer(let integer)?: return try resolveInstance(Service.self, arguments, typedKey: integer)
+        case nil: break
+        }
+        let keyHash = KeyHash.of(key, base: base)
         let section = ReadSection.enter()
-        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), key: key, keyHash: keyHash)
+        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyBase: base, keyHash: keyHash)
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             try resolveLocked(Service.self, arguments, key: key)
         }
@@ -32,9 +43,9 @@ extension Scope {
 
     /// Finds or makes the instance registered for (`Service`, `Args`) and a key of a concrete type.
     ///
-    /// Specialized for `Key` in the caller, the lock-free path hashes and compares the key with `Key`'s own
-    /// `hashValue` and `==`, never building an `AnyHashable`; a miss falls back to the `AnyHashable` path,
-    /// which decides (an `Optional` key is unwrapped there, `nil` meaning unkeyed).
+    /// Specialized for `Key` in the caller, the lock-free path hashes and compares the key as `Key` (its
+    /// ``KeyHash`` and `==`), never building an `AnyHashable`; a miss goes to the locked path, which
+    /// decides with the key as `AnyHashable` (an `Optional` key unwrapped, `nil` meaning unkeyed).
     @inlinable @inline(__always)
     func resolveInstance<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
@@ -43,7 +54,7 @@ extension Scope {
             // `Key` is `AnyHashable`: the cast only renames the type.
             return try resolveInstance(Service.self, arguments, key: unsafeBitCast(key, to: AnyHashable.self))
         }
-        let keyHash = key.hashValue
+        let keyHash = KeyHash.of(key)
         let section = ReadSection.enter()
         let found = fastPath(
             ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyType: ObjectIdentifier(Key.self),
@@ -53,7 +64,8 @@ extension Scope {
             Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
         }
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
-            try resolveInstance(Service.self, arguments, key: Self.erased(key))
+            guard let key = Self.erased(key) else { return try resolveInstance(Service.self, arguments) }
+            return try resolveLocked(Service.self, arguments, key: key)
         }
     }
 
@@ -102,38 +114,43 @@ extension Scope {
     /// until it ends.
     @usableFromInline
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
-        withPublishedTable { fastPath($0.bucket(service, arguments), generation: $0.generation) }
+        guard let table = publishedTable() else { return .locked }
+        return fastPath(table.bucket(service, arguments), generation: table.generation)
     }
 
-    /// The same for a keyed registration.
+    /// The same for a keyed registration, the key's base given as `Any` (a key held as `AnyHashable`):
+    /// opened as its own type and compared by the bucket's ``KeyBox``.
     @usableFromInline
-    func fastPath(
-        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable, keyHash: Int
-    ) -> FastPath {
-        withPublishedTable {
-            fastPath($0.bucket(service, arguments, key: key, keyHash: keyHash), generation: $0.generation)
+    func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyBase: Any, keyHash: Int) -> FastPath {
+        guard let table = publishedTable() else { return .locked }
+        func find<Base>(_ base: Base) -> UnsafeMutablePointer<LookupTable.Bucket>? {
+            withUnsafePointer(to: base) { pointer in
+                table.bucket(service, arguments, keyType: ObjectIdentifier(Base.self), keyHash: keyHash) { box in
+                    Unmanaged<AnyKeyBox>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.matches(pointer) }
+                }
+            }
         }
+        return fastPath(_openExistential(keyBase, do: find), generation: table.generation)
     }
 
-    /// The same for a key of a concrete type, compared by `matches` (see ``LookupTable/bucket(_:_:keyType:keyHash:matches:)``).
+    /// The same for a key of a concrete type, compared by `matches` (see ``LookupTable/Probe/bucket(_:_:keyType:keyHash:matches:)``).
     @usableFromInline
     func fastPath(
         _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
         matches: (UnsafeMutableRawPointer) -> Bool
     ) -> FastPath {
-        withPublishedTable {
-            fastPath(
-                $0.bucket(service, arguments, keyType: keyType, keyHash: keyHash, matches: matches),
-                generation: $0.generation)
-        }
+        guard let table = publishedTable() else { return .locked }
+        return fastPath(
+            table.bucket(service, arguments, keyType: keyType, keyHash: keyHash, matches: matches),
+            generation: table.generation)
     }
 
-    /// `body`'s answer from the registry's published table, or `.locked` when this scope is disposed or
-    /// none is published.
+    /// The registry's published table's memory, or nil when this scope is disposed or none is published.
+    /// Call inside a read section: the memory stays allocated until it ends.
     @inline(__always)
-    private func withPublishedTable(_ body: (LookupTable) -> FastPath) -> FastPath {
-        guard disposedWord.load() == 0 else { return .locked }
-        return registry.tableWord.withPublished(LookupTable.self, body) ?? .locked
+    private func publishedTable() -> LookupTable.Probe? {
+        guard disposedWord.load() == 0 else { return nil }
+        return registry.tableWord.withPublished(LookupTable.self) { $0.probe }
     }
 
     @inline(__always)
@@ -373,7 +390,7 @@ extension Scope {
                 throw requiresAwait(resolver)
             }
             let onResolved = resolver.onResolved
-            let decorators = resolver.decorators
+            let decorators = resolver.decoratorsIfAny
             lock.unlock()
             let instance = try make(
                 resolver, arguments, in: self, decorators: decorators, onResolved: onResolved, context: .current)
@@ -468,12 +485,21 @@ extension Scope {
         return error
     }
 
-    /// The instance a slot's box holds: an `InstanceBox<Service>`, or for a `.weak` registration a
-    /// ``WeakBox``, whose instance may be gone (nil). Call with the lock held.
-    func instance<Service, Args>(in box: AnyObject, of resolver: ServiceResolver<Service, Args>) -> Service? {
+    /// The instance in a slot's box: a strong one always, a `.weak` one while someone holds it; throws when
+    /// it is dead. Returned directly (no `Service?`): the callers run unspecialized, where an optional of a
+    /// type parameter costs a metadata lookup on every call.
+    func liveInstance<Service, Args>(
+        in box: AnyObject, of resolver: ServiceResolver<Service, Args>
+    ) throws(DeadInstance) -> Service {
         // A slot holds the boxes of one registration, whose service type is `Service`.
         guard resolver.reuse.kind == .weak else { return unsafeDowncast(box, to: InstanceBox<Service>.self).value }
-        return unsafeDowncast(box, to: WeakBox.self).object as? Service
+        return try Self.liveWeakInstance(in: unsafeDowncast(box, to: WeakBox.self))
+    }
+
+    @inline(never)
+    private static func liveWeakInstance<Service>(in box: WeakBox) throws(DeadInstance) -> Service {
+        guard let instance = box.object as? Service else { throw DeadInstance() }
+        return instance
     }
 
     /// Returns the `.graph` instance this outermost resolution already made, or makes it and keeps it for
@@ -484,7 +510,7 @@ extension Scope {
     ) throws(ResolutionError) -> Service {
         let context = ResolutionContext.current
         let onResolved = resolver.onResolved
-        let decorators = resolver.decorators
+        let decorators = resolver.decoratorsIfAny
         registry.lock.unlock()
         if let box = context.graphInstance(resolver.index) {
             // Kept by index, which names this registration, whose service type is `Service`.
@@ -623,7 +649,12 @@ extension Scope {
             }
             switch slot.state {
             case .created(let box):
-                guard let instance = instance(in: box, of: resolver) else {
+                do throws(DeadInstance) {
+                    let instance = try liveInstance(in: box, of: resolver)
+                    memo?.publishBelowOwner(slot, box: box, index: memoIndex)
+                    lock.unlock()
+                    return instance
+                } catch {
                     // A `.weak` instance nobody holds any more: unpublish its box, release it once the
                     // readers are done with it, and make the next one.
                     if publishes { resolver.rootWord.publish(nil) }
@@ -631,25 +662,26 @@ extension Scope {
                     slot.state = .empty
                     continue
                 }
-                memo?.publishBelowOwner(slot, box: box, index: memoIndex)
-                lock.unlock()
-                return instance
             case .initializing(let box, let owner) where owner === ResolutionContext.current:
                 // Its `resolved` callback is running on this thread and resolves it again: it is cached
                 // (and held by the creation, so a weak one is alive).
-                if let instance = instance(in: box, of: resolver) {
+                do throws(DeadInstance) {
+                    let instance = try liveInstance(in: box, of: resolver)
                     lock.unlock()
                     return instance
+                } catch {
+                    lock.unlock()
+                    throw failure(.dependencyCycle, resolver.serviceKey)
                 }
-                lock.unlock()
-                throw failure(.dependencyCycle, resolver.serviceKey)
             case .creatingAsync(let creation):
                 // Its `resolved` callback, running on this thread, resolves it again: it is cached. Any other
                 // synchronous resolve must not block a thread on an async creation: it must await it.
-                if let box = creation.box, creation.callbackContext === ResolutionContext.current,
-                   let instance = instance(in: box, of: resolver) {
-                    lock.unlock()
-                    return instance
+                if let box = creation.box, creation.callbackContext === ResolutionContext.current {
+                    do throws(DeadInstance) {
+                        let instance = try liveInstance(in: box, of: resolver)
+                        lock.unlock()
+                        return instance
+                    } catch {}
                 }
                 lock.unlock()
                 throw requiresAwait(resolver)
@@ -671,7 +703,7 @@ extension Scope {
                 slot.state = .creating(context)
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
-                let decorators = resolver.decorators
+                let decorators = resolver.decoratorsIfAny
                 lock.unlock()
                 return try make(
                     resolver, arguments, in: owner, into: slot, decorators: decorators, onResolved: onResolved,
@@ -688,7 +720,7 @@ extension Scope {
         _ arguments: Args,
         in owner: Scope,
         into slot: Slot,
-        decorators: [Decorator<Service>],
+        decorators: [Decorator<Service>]?,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: DisposeHook<Service>?,
         context: ResolutionContext,
@@ -792,18 +824,21 @@ extension Scope {
         _ resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
         in scope: Scope,
-        decorators: [Decorator<Service>],
+        decorators: [Decorator<Service>]?,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         context: ResolutionContext
     ) throws(ResolutionError) -> Service {
         try context.enter(resolver)
         defer { context.leave() }
         let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
-        var instance: Service
+        let instance: Service
         do {
-            instance = try resolver.factory(scope, arguments)
-            // In registration order: the first decorator wraps the factory's instance.
-            for decorator in decorators { instance = try decorator(scope, instance) }
+            let made = try resolver.factory(scope, arguments)
+            if let decorators {
+                instance = try Self.decorate(made, with: decorators, in: scope)
+            } else {
+                instance = made
+            }
         } catch {
             throw factoryFailure(error, of: resolver.serviceKey, context: context)
         }
@@ -811,6 +846,18 @@ extension Scope {
         if let onResolved {
             try runCallback(onResolved, scope, instance, of: resolver, context: context)
         }
+        return instance
+    }
+
+    /// `instance` wrapped by `decorators`, in registration order (the first wraps the factory's instance).
+    /// Out of line: iterating an array of closures over a type parameter looks up metadata, which the
+    /// unspecialized caller would otherwise do on every creation.
+    @inline(never)
+    static func decorate<Service>(
+        _ instance: Service, with decorators: [Decorator<Service>], in scope: Scope
+    ) throws -> Service {
+        var instance = instance
+        for decorator in decorators { instance = try decorator(scope, instance) }
         return instance
     }
 
@@ -938,6 +985,9 @@ struct CachePlace {
     let memo: Scope?
     let memoIndex: Int
 }
+
+/// A `.weak` instance that nobody holds any more (see ``Scope/liveInstance(in:of:)``).
+struct DeadInstance: Error {}
 
 /// What the lock-free path found for a resolve.
 @usableFromInline

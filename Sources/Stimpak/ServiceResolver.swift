@@ -49,6 +49,9 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     @exclusivity(unchecked) var decorators: [Decorator<Service>] = [] {
         didSet { hasDecorators = !decorators.isEmpty }
     }
+    /// ``decorators``, or nil when there are none: what the creations take, since unspecialized code tests
+    /// an optional array without metadata but asks the runtime for an array's type to count it.
+    var decoratorsIfAny: [Decorator<Service>]? { hasDecorators ? decorators : nil }
     /// What ``route`` reads, kept beside the generic settings above: reading those in unspecialized code looks
     /// their generic metadata up (thousands of instructions per registration when a table is built).
     @exclusivity(unchecked) private var ignoresArguments = true

@@ -28,13 +28,11 @@ final class LookupTable {
         /// nil marks an empty bucket.
         var service: ObjectIdentifier?
         var arguments: ObjectIdentifier
-        /// The key and its hash; `key` is only read when `isKeyed`, so that unkeyed lookups never touch an
-        /// `AnyHashable` (whose every copy is a runtime call).
+        /// Whether the registration has a key, and the key's ``KeyHash``.
         var isKeyed: Bool
         var keyHash: Int
-        var key: AnyHashable?
-        /// The type of the key's base and an unretained ``KeyBox`` of it, for lookups with a concrete key
-        /// type that compare without going through `AnyHashable`; nil when the key isn't `Hashable`-openable.
+        /// The type of the key's base and an unretained ``KeyBox`` of it: lookups compare keys as that type,
+        /// never through `AnyHashable`.
         var keyType: ObjectIdentifier?
         var typedKey: UnsafeMutableRawPointer?
         var registration: Unmanaged<AnyObject>?
@@ -44,6 +42,8 @@ final class LookupTable {
     }
 
     let mask: Int
+    /// 64 minus the bits of a position: a position is the top bits of a product (see ``position(_:_:keyHash:shift:)``).
+    let shift: Int
     let buckets: UnsafeMutablePointer<Bucket>
     /// The registry's generation when the table was built (see ``Registry/generation``).
     let generation: Int
@@ -63,11 +63,16 @@ final class LookupTable {
             }
         }
         var capacity = 8
-        while capacity < (registrations.count + provided.count) * 2 { capacity *= 2 }
+        var shift = 61
+        while capacity < (registrations.count + provided.count) * 2 {
+            capacity *= 2
+            shift -= 1
+        }
         mask = capacity - 1
+        self.shift = shift
         buckets = .allocate(capacity: capacity)
         let empty = Bucket(
-            service: nil, arguments: ObjectIdentifier(Void.self), isKeyed: false, keyHash: 0, key: nil,
+            service: nil, arguments: ObjectIdentifier(Void.self), isKeyed: false, keyHash: 0,
             keyType: nil, typedKey: nil, registration: nil, route: .transient, index: 0, rootWord: nil)
         buckets.initialize(repeating: empty, count: capacity)
         var typedKeys: [AnyObject] = []
@@ -75,34 +80,36 @@ final class LookupTable {
             guard let route = registration.route else { continue }
             Self.insert(
                 registration.serviceKey, registration: Unmanaged.passUnretained(registration), route: route,
-                index: registration.index, rootWord: registration.rootWord, into: buckets, mask: mask,
+                index: registration.index, rootWord: registration.rootWord, into: buckets, mask: mask, shift: shift,
                 typedKeys: &typedKeys)
         }
         for (serviceKey, entry) in provided {
             Self.insert(
                 serviceKey, registration: nil, route: .provided, index: entry.localsIndex, rootWord: nil,
-                into: buckets, mask: mask, typedKeys: &typedKeys)
+                into: buckets, mask: mask, shift: shift, typedKeys: &typedKeys)
         }
         self.registrations = registrations
         self.typedKeys = typedKeys
     }
 
     /// Puts a bucket for `serviceKey` in the first free position of its probe sequence; keeps its typed key
-    /// alive in `typedKeys`. Only during `init`.
+    /// alive in `typedKeys`; leaves out a key whose base is not `Hashable`-openable (the locked path serves
+    /// it). Only during `init`.
     private static func insert(
         _ serviceKey: ServiceKey, registration: Unmanaged<AnyObject>?, route: Route, index: Int, rootWord: AtomicWord?,
-        into buckets: UnsafeMutablePointer<Bucket>, mask: Int, typedKeys: inout [AnyObject]
+        into buckets: UnsafeMutablePointer<Bucket>, mask: Int, shift: Int, typedKeys: inout [AnyObject]
     ) {
         let service = ObjectIdentifier(serviceKey.service)
         let arguments = ObjectIdentifier(serviceKey.arguments)
         let key = serviceKey.key
-        let keyHash = key?.hashValue ?? 0
+        let keyHash = key.map { KeyHash.of($0, base: $0.base) } ?? 0
         let opened = key.flatMap(Self.typed)
+        if key != nil && opened == nil { return }
         if let opened { typedKeys.append(opened.box) }
-        var position = hash(service, arguments, keyHash: keyHash) & mask
+        var position = Self.position(service, arguments, keyHash: keyHash, shift: shift)
         while buckets[position].service != nil { position = (position + 1) & mask }
         buckets[position] = Bucket(
-            service: service, arguments: arguments, isKeyed: key != nil, keyHash: keyHash, key: key,
+            service: service, arguments: arguments, isKeyed: key != nil, keyHash: keyHash,
             keyType: opened?.type, typedKey: opened.map { Unmanaged.passUnretained($0.box).toOpaque() },
             registration: registration, route: route, index: index, rootWord: rootWord)
     }
@@ -121,86 +128,142 @@ final class LookupTable {
         buckets.deallocate()
     }
 
-    /// Mixes the type identities' addresses and the key's hash (0 without a key) into a bucket position.
+    /// The table's memory, for lookups inside a read section: valid until the section ends, read without
+    /// touching the table's reference count.
+    var probe: Probe { Probe(buckets: buckets, mask: mask, shift: shift, generation: generation) }
+
+    /// Mixes the type identities' addresses and the key's hash (0 without a key) into the first position
+    /// of a probe: Fibonacci hashing, one multiply whose top `64 - shift` bits are the position (type
+    /// metadata records lie close together, and the top bits spread such neighbours best).
     @inline(__always)
-    static func hash(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyHash: Int) -> Int {
-        var bits = UInt(bitPattern: service) ^ (UInt(bitPattern: arguments) &* 0x9E37_79B9_7F4A_7C15)
-        bits ^= UInt(bitPattern: keyHash)
-        bits = (bits ^ (bits >> 29)) &* 0xBF58_476D_1CE4_E5B9
-        return Int(bitPattern: bits ^ (bits >> 32))
+    static func position(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyHash: Int, shift: Int) -> Int {
+        let bits = (UInt(bitPattern: service) &+ UInt(bitPattern: arguments) &* 0x9E37_79B9_7F4A_7C15)
+            ^ UInt(bitPattern: keyHash)
+        return Int(truncatingIfNeeded: (bits &* 0x9E37_79B9_7F4A_7C15) &>> UInt(truncatingIfNeeded: shift))
     }
 
-    /// The bucket of the unkeyed (service, arguments), if the fast path serves it.
-    @inline(__always)
-    func bucket(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> UnsafeMutablePointer<Bucket>? {
-        var position = Self.hash(service, arguments, keyHash: 0) & mask
-        while true {
-            let bucket = buckets + position
-            guard let found = bucket.pointee.service else { return nil }
-            if found == service, bucket.pointee.arguments == arguments, !bucket.pointee.isKeyed {
-                return bucket
-            }
-            position = (position + 1) & mask
-        }
-    }
+    /// A published table's buckets, mask and generation, copied out of it inside a read section.
+    struct Probe {
+        let buckets: UnsafeMutablePointer<Bucket>
+        let mask: Int
+        let shift: Int
+        let generation: Int
 
-    /// The bucket of (service, arguments, key), whose hash is `keyHash`, if the fast path serves it.
-    func bucket(
-        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, key: AnyHashable, keyHash: Int
-    ) -> UnsafeMutablePointer<Bucket>? {
-        var position = Self.hash(service, arguments, keyHash: keyHash) & mask
-        while true {
-            let bucket = buckets + position
-            guard let found = bucket.pointee.service else { return nil }
-            if found == service, bucket.pointee.arguments == arguments, bucket.pointee.isKeyed,
-               bucket.pointee.keyHash == keyHash {
-                // The stored key's own type compares first; `AnyHashable`'s `==` only when the types differ.
-                if let typedKey = bucket.pointee.typedKey {
-                    switch Unmanaged<AnyKeyBox>.fromOpaque(typedKey)._withUnsafeGuaranteedRef({ $0.matches(key) }) {
-                    case true?: return bucket
-                    case false?: break
-                    case nil: if bucket.pointee.key == key { return bucket }
-                    }
-                } else if bucket.pointee.key == key {
+        /// The bucket of the unkeyed (service, arguments), if the fast path serves it.
+        @inline(__always)
+        func bucket(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> UnsafeMutablePointer<Bucket>? {
+            var position = LookupTable.position(service, arguments, keyHash: 0, shift: shift)
+            while true {
+                let bucket = buckets + position
+                guard let found = bucket.pointee.service else { return nil }
+                if found == service, bucket.pointee.arguments == arguments, !bucket.pointee.isKeyed {
                     return bucket
                 }
+                position = (position + 1) & mask
             }
-            position = (position + 1) & mask
+        }
+
+        /// The bucket of (service, arguments, a key of type `keyType`), if the fast path serves it.
+        ///
+        /// `keyHash` is the key's ``KeyHash``, which is what the table stored for every type without a
+        /// custom `AnyHashable` representation; for the others (floating point, for one), and for a key
+        /// equal to the stored one only as `AnyHashable` (an `Int8` and an `Int`), the lookup misses and the
+        /// locked path decides. `matches` compares a bucket's ``KeyBox``, which holds a `keyType`.
+        @inline(__always)
+        func bucket(
+            _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
+            matches: (UnsafeMutableRawPointer) -> Bool
+        ) -> UnsafeMutablePointer<Bucket>? {
+            var position = LookupTable.position(service, arguments, keyHash: keyHash, shift: shift)
+            while true {
+                let bucket = buckets + position
+                guard let found = bucket.pointee.service else { return nil }
+                if found == service, bucket.pointee.arguments == arguments, bucket.pointee.keyHash == keyHash,
+                   bucket.pointee.keyType == keyType, let typedKey = bucket.pointee.typedKey, matches(typedKey) {
+                    return bucket
+                }
+                position = (position + 1) & mask
+            }
+        }
+    }
+}
+
+/// The hash the lookup table files a key under: for `String` and `Int` keys, the most common, a cheap hash
+/// of their own (FNV-1a over the UTF-8 bytes; a multiply), instead of the seeded SipHash of `hashValue`
+/// (about 200 instructions for a one-character string); for every other type, `hashValue`.
+///
+/// Only the lock-free path uses it, and equal keys may hash differently there (`"é"` composed and
+/// decomposed, an `Int8` key held as `AnyHashable`): such a lookup misses and the locked path, which
+/// compares with `AnyHashable`'s own hashing and `==`, finds the registration. A hit is always decided
+/// by `==`.
+@usableFromInline
+enum KeyHash {
+    /// The hash of a key of a concrete type.
+    @inlinable @inline(__always)
+    static func of<Key: Hashable>(_ key: Key) -> Int {
+        if Key.self == String.self { return string(unsafeBitCast(key, to: String.self)) }
+        if Key.self == Int.self { return integer(unsafeBitCast(key, to: Int.self)) }
+        return key.hashValue
+    }
+
+    /// The hash of a key held as `AnyHashable`, whose `base` is given: the same as ``of(_:)-(Key)`` of
+    /// the base.
+    @usableFromInline
+    static func of(_ key: AnyHashable, base: Any) -> Int {
+        switch CommonKey(base) {
+        case .string(let string)?: return Self.string(string)
+        case .integer(let integer)?: return Self.integer(integer)
+        case nil: return key.hashValue
         }
     }
 
-    /// The bucket of (service, arguments, a key of a concrete type), if the fast path serves it.
-    ///
-    /// `keyHash` is the key's own `hashValue`, which is what `AnyHashable` hashes for every type without
-    /// a custom `AnyHashable` representation; for the others (floating point, for one) the lookup misses
-    /// and the caller falls back to the `AnyHashable` lookup. `matches` compares a bucket's ``KeyBox``.
-    func bucket(
-        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
-        matches: (UnsafeMutableRawPointer) -> Bool
-    ) -> UnsafeMutablePointer<Bucket>? {
-        var position = Self.hash(service, arguments, keyHash: keyHash) & mask
-        while true {
-            let bucket = buckets + position
-            guard let found = bucket.pointee.service else { return nil }
-            if found == service, bucket.pointee.arguments == arguments, bucket.pointee.keyHash == keyHash,
-               bucket.pointee.keyType == keyType, let typedKey = bucket.pointee.typedKey, matches(typedKey) {
-                return bucket
-            }
-            position = (position + 1) & mask
+    @usableFromInline
+    static func string(_ string: String) -> Int {
+        func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+            return Int(truncatingIfNeeded: hash)
         }
+        if let hash = string.utf8.withContiguousStorageIfAvailable(fnv1a) { return hash }
+        var string = string
+        return string.withUTF8(fnv1a)
+    }
+
+    @inlinable @inline(__always)
+    static func integer(_ value: Int) -> Int {
+        Int(bitPattern: UInt(bitPattern: value) &* 0x9E37_79B9_7F4A_7C15)
+    }
+}
+
+/// A key held as `AnyHashable` whose base is a `String` or an `Int` (the most common key types), taken
+/// out of the existential so that it is resolved as its own type.
+@usableFromInline
+enum CommonKey {
+    case string(String)
+    case integer(Int)
+
+    @usableFromInline
+    init?(_ base: Any) {
+        func open<Base>(_ base: Base) -> CommonKey? {
+            // `Base` is the type compared: the casts only rename it.
+            if Base.self == String.self { return .string(unsafeBitCast(base, to: String.self)) }
+            if Base.self == Int.self { return .integer(unsafeBitCast(base, to: Int.self)) }
+            return nil
+        }
+        guard let key = _openExistential(base, do: open) else { return nil }
+        self = key
     }
 }
 
 /// A registration key with its type erased, for a lookup with a key held as `AnyHashable`.
 @usableFromInline
 class AnyKeyBox {
-    /// Whether `key` is this key: nil when its base is of another type (then only `AnyHashable`'s `==`,
-    /// which equates some values of different types, such as numbers, can tell).
-    func matches(_ key: AnyHashable) -> Bool? { nil }
+    /// Whether the key at `base` is this key. `base` points to a value of this box's key type (the
+    /// bucket's key type was compared first).
+    func matches(_ base: UnsafeRawPointer) -> Bool { false }
 }
 
-/// A registration key held as its concrete type, so that a lookup with a key of that type compares it
-/// with the type's own `==`.
+/// A registration key held as its concrete type, so that a lookup compares it with the type's own `==`.
 @usableFromInline
 final class KeyBox<Key: Hashable>: AnyKeyBox {
     @usableFromInline let value: Key
@@ -209,14 +272,7 @@ final class KeyBox<Key: Hashable>: AnyKeyBox {
         self.value = value
     }
 
-    override func matches(_ key: AnyHashable) -> Bool? {
-        // The base opened as its own type and compared when that is `Key`: no cast, no metadata lookup, far
-        // cheaper than `AnyHashable`'s `==`, which unboxes through generic metadata.
-        func compare<Base>(_ base: Base) -> Bool? {
-            guard ObjectIdentifier(Base.self) == ObjectIdentifier(Key.self) else { return nil }
-            // `Base` is `Key`: the cast only renames the type.
-            return unsafeBitCast(base, to: Key.self) == value
-        }
-        return _openExistential(key.base, do: compare)
+    override func matches(_ base: UnsafeRawPointer) -> Bool {
+        base.assumingMemoryBound(to: Key.self).pointee == value
     }
 }
