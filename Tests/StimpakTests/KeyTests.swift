@@ -113,4 +113,72 @@ struct KeyTests {
         #expect(Set(ids).count == 64)
         #expect(counter.value == 64)
     }
+
+    struct Route: Hashable, Sendable { let path: String }
+
+    @Test("String, Int and other keys, typed or held as AnyHashable, are served lock-free once made")
+    func keyedHitsAreLockFree() throws {
+        let container = Container()
+        let long = "com.example.payments.http-client"   // longer than a small string
+        container.register(Foo.self, reuse: .singleton, key: "x") { Foo() }
+        container.register(Foo.self, reuse: .singleton, key: long) { Foo() }
+        container.register(Foo.self, reuse: .singleton, key: 42) { Foo() }
+        container.register(Foo.self, reuse: .singleton, key: Route(path: "/users")) { Foo() }
+        container.register(Foo.self, reuse: .singleton, key: Flavor.chocolate) { Foo() }
+        let keys: [AnyHashable] = ["x", long, 42, Route(path: "/users"), Flavor.chocolate]
+        let made = try keys.map { try container.require(Foo.self, key: $0) }
+        // `compareArgsByValue` hashes the arguments under the container's lock: a key whose hash blocks holds it.
+        let gate = Gate()
+        let byKey = container.register(Person.self, { (_ key: LockHoldingKey) in Person("a", "b") }, reuse: .singleton)
+        byKey.compareArgsByValue()
+        gate.lock()
+        let done = Shared(false)
+        detach {
+            _ = container.resolve(Person.self, LockHoldingKey(gate: gate))
+            done.value = true
+        }
+        while !LockHoldingKey.isHashing.value {}
+        for (key, instance) in zip(keys, made) {
+            #expect(try container.require(Foo.self, key: key) === instance, "served while the lock is held")
+        }
+        #expect(try container.require(Foo.self, key: "x") === made[0])
+        #expect(try container.require(Foo.self, key: long) === made[1])
+        #expect(try container.require(Foo.self, key: 42) === made[2])
+        #expect(try container.require(Foo.self, key: Route(path: "/users")) === made[3])
+        #expect(try container.require(Foo.self, key: Flavor.chocolate) === made[4])
+        gate.unlock()
+        while !done.value {}
+    }
+
+    @Test("equal strings with different bytes are one key (the lock-free hash differs, the locked path decides)")
+    func canonicallyEquivalentStrings() throws {
+        let container = Container()
+        let composed = "caf\u{E9}"          // é as one scalar
+        let decomposed = "cafe\u{301}"      // e and a combining accent
+        #expect(composed == decomposed)
+        container.register(Foo.self, reuse: .singleton, key: composed) { Foo() }
+        let instance = try container.require(Foo.self, key: composed)
+        for _ in 0..<2 {
+            #expect(try container.require(Foo.self, key: decomposed) === instance)
+            #expect(try container.require(Foo.self, key: AnyHashable(decomposed)) === instance)
+            #expect(try container.openScope(1).require(Foo.self, key: decomposed) === instance)
+        }
+    }
+}
+
+/// A key whose `hash(into:)` waits at a gate, the first time: it holds the container's lock while it hashes.
+struct LockHoldingKey: Hashable, @unchecked Sendable {
+    static let isHashing = Shared(false)
+    let gate: Gate
+
+    static func == (left: Self, right: Self) -> Bool { true }
+
+    func hash(into hasher: inout Hasher) {
+        if !Self.isHashing.value {
+            Self.isHashing.value = true
+            gate.lock()
+            gate.unlock()
+        }
+        hasher.combine(0)
+    }
 }
