@@ -268,6 +268,15 @@ extension Resolving {
         resolutionScope.openScope(key)
     }
 
+    /// Opens a child scope of ``resolutionScope``, or returns the open child that already has `key`: the same
+    /// as passing the key as `AnyHashable`, and what a key of a concrete type calls (an `Int` or `String` key,
+    /// a request id, is kept as itself, without building an `AnyHashable`).
+    /// - Parameter key: Any hashable value: a request id, a screen, a session.
+    /// - Returns: The child scope.
+    public func openScope<Key: Hashable>(_ key: Key) -> Scope {
+        resolutionScope.openScope(key)
+    }
+
     /// Disposes `scope` and its subtree; does nothing for a scope of another container.
     /// - Parameter scope: The scope to dispose.
     /// - Returns: The disposal hooks that threw.

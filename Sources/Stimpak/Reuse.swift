@@ -18,7 +18,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// Which scope a `.scopedTo` reuse caches in.
     enum ScopeMatch: Hashable {
         /// The nearest scope opened with this key.
-        case key(AnyHashable)
+        case key(ScopeKey)
         /// The nearest scope whose key's type is this one (`ObjectIdentifier` of it), named for messages.
         case keyType(ObjectIdentifier, name: String)
     }
@@ -96,7 +96,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// ```
     /// - Parameter key: The key the scope was opened with.
     public static func scopedTo(_ key: AnyHashable) -> Reuse {
-        Reuse(kind: .scopedTo, match: .key(key))
+        Reuse(kind: .scopedTo, match: .key(ScopeKey(erased: key)))
     }
 
     /// One instance in the nearest scope whose key is of type `Key` (whatever its value), the resolving scope
@@ -123,7 +123,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
         case .weak: return ".weak"
         case .scopedTo:
             switch match {
-            case .key(let key)?: return ".scopedTo(\(String(reflecting: key.base)))"
+            case .key(let key)?: return ".scopedTo(\(String(reflecting: key.erased.base)))"
             case .keyType(_, let name)?: return ".scopedTo(\(name).self)"
             case nil: return ".scopedTo"
             }
@@ -137,12 +137,12 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     func nearestScope(from resolving: Scope, upTo last: Scope? = nil) -> Scope? {
         var candidate: Scope? = resolving
         while let scope = candidate {
-            if let key = scope.key {
+            if let key = scope.scopeKey {
                 switch match {
                 case .key(let wanted)?:
                     if key == wanted { return scope }
                 case .keyType(let type, _)?:
-                    if ObjectIdentifier(Swift.type(of: key.base)) == type { return scope }
+                    if key.baseType == type { return scope }
                 case nil:
                     break
                 }
@@ -155,7 +155,7 @@ public struct Reuse: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// What a `.scopedTo` reuse looks for, for messages: `the scope opened with "checkout"`.
     var wantedScopeDescription: String {
         switch match {
-        case .key(let key)?: return "a scope opened with the key \(String(reflecting: key.base))"
+        case .key(let key)?: return "a scope opened with the key \(String(reflecting: key.erased.base))"
         case .keyType(_, let name)?: return "a scope opened with a key of type \(name)"
         case nil: return "a matching scope"
         }

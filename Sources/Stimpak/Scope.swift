@@ -10,13 +10,15 @@
 /// request.dispose()
 /// ```
 public final class Scope: Resolving, @unchecked Sendable {
-    // `key`, `keyHash`, `parent`, `rootRef`, `registry`, `sequence` and the two words never change; every
+    // `scopeKey`, `keyHash`, `parent`, `rootRef`, `registry`, `sequence` and the two words never change; every
     // `var` is guarded by `registry.lock`, the one lock of the container; the words' contents are written
     // under it and read atomically by the lock-free path. The lock, not the runtime's exclusivity checks,
     // keeps their accesses apart: `@exclusivity(unchecked)` saves a check per access on the locked path.
 
     /// The key the scope was opened with; nil for the container's root scope.
-    public let key: AnyHashable?
+    public var key: AnyHashable? { scopeKey?.erased }
+    /// The key as the scope keeps it (an `Int` or `String` key without an `AnyHashable`); nil for the root.
+    let scopeKey: ScopeKey?
     /// The scope this one was opened from; nil for the root scope.
     public let parent: Scope?
     private let rootRef: Scope?
@@ -48,7 +50,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     @exclusivity(unchecked) var tracked: [TrackedInstance] = []
 
     init(root registry: Registry) {
-        self.key = nil
+        self.scopeKey = nil
         self.keyHash = 0
         self.parent = nil
         self.rootRef = nil
@@ -57,8 +59,8 @@ public final class Scope: Resolving, @unchecked Sendable {
         (disposedWord, tableWord) = Self.makeWords(isDisposed: false)
     }
 
-    private init(key: AnyHashable, keyHash: Int, parent: Scope, sequence: Int, isDisposed: Bool) {
-        self.key = key
+    private init(key: ScopeKey, keyHash: Int, parent: Scope, sequence: Int, isDisposed: Bool) {
+        self.scopeKey = key
         self.keyHash = keyHash
         self.parent = parent
         self.rootRef = parent.root
@@ -128,6 +130,19 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// - Parameter key: Any hashable value: a request id, a screen, a session.
     /// - Returns: The child scope.
     public func openScope(_ key: AnyHashable) -> Scope {
+        openScope(ScopeKey(erased: key))
+    }
+
+    /// Opens a child scope, or returns the open child that already has `key`: the same as passing the key as
+    /// `AnyHashable`, and what a key of a concrete type calls (an `Int` or `String` key is kept as itself).
+    /// - Parameter key: Any hashable value: a request id, a screen, a session.
+    /// - Returns: The child scope.
+    public func openScope<Key: Hashable>(_ key: Key) -> Scope {
+        openScope(ScopeKey(key))
+    }
+
+    private func openScope(_ key: ScopeKey) -> Scope {
+        // Hashed before the lock: hashing a key may run user code.
         let hash = key.hashValue
         return registry.lock.withLock { child(key, hash: hash) ?? addChild(key, hash: hash) }
     }
@@ -136,14 +151,14 @@ public final class Scope: Resolving, @unchecked Sendable {
     func openAnonymousScope() -> Scope {
         registry.lock.withLock {
             // Hashed under the lock: the key is Stimpak's own, whose hash runs no user code.
-            let key = AnyHashable(AnonymousScopeKey(number: nextChildSequence + 1))
+            let key = ScopeKey.anonymous(nextChildSequence + 1)
             return addChild(key, hash: key.hashValue)
         }
     }
 
     /// A new child with `key`, whose hash is `hash`, linked among the open children (unless this scope is
     /// disposed: then the child is born disposed). Call with the lock held.
-    private func addChild(_ key: AnyHashable, hash: Int) -> Scope {
+    private func addChild(_ key: ScopeKey, hash: Int) -> Scope {
         nextChildSequence += 1
         let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
         if !isDisposedValue {
@@ -154,6 +169,7 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// The open child scope with `key`, if any.
     public subscript(key: AnyHashable) -> Scope? {
+        let key = ScopeKey(erased: key)
         let hash = key.hashValue
         return registry.lock.withLock { child(key, hash: hash) }
     }
@@ -172,10 +188,10 @@ public final class Scope: Resolving, @unchecked Sendable {
     }
 
     /// The open child with `key`, whose hash is `hash`. Call with the lock held.
-    private func child(_ key: AnyHashable, hash: Int) -> Scope? {
+    private func child(_ key: ScopeKey, hash: Int) -> Scope? {
         var candidate = children[hash]
         while let child = candidate {
-            if child.key == key { return child }
+            if child.scopeKey == key { return child }
             candidate = child.nextInBucket
         }
         return nil
