@@ -34,8 +34,8 @@ public final class Scope: Resolving, @unchecked Sendable {
     @usableFromInline let tableWord: AtomicWord
 
     /// The open children by their key's hash; children whose keys share a hash are chained through
-    /// `nextInBucket`. So a scope is detached by identity, without comparing `AnyHashable`s.
-    @exclusivity(unchecked) private var children = [Int: Scope]()
+    /// `nextInBucket`. So a scope is detached by identity, without comparing keys.
+    @exclusivity(unchecked) private var children = [ChildHash: Scope]()
     @exclusivity(unchecked) private var nextInBucket: Scope?
     @exclusivity(unchecked) private var nextChildSequence = 0
     /// This child scope's caches and published instances (the root scope's live on the registrations).
@@ -162,7 +162,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         nextChildSequence += 1
         let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
         if !isDisposedValue {
-            child.nextInBucket = children.updateValue(child, forKey: hash)
+            child.nextInBucket = children.updateValue(child, forKey: ChildHash(hash))
         }
         return child
     }
@@ -189,7 +189,7 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// The open child with `key`, whose hash is `hash`. Call with the lock held.
     private func child(_ key: ScopeKey, hash: Int) -> Scope? {
-        var candidate = children[hash]
+        var candidate = children[ChildHash(hash)]
         while let child = candidate {
             if child.scopeKey == key { return child }
             candidate = child.nextInBucket
@@ -199,7 +199,7 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// Detaches `child` from this scope's open children, if it is one. Call with the lock held.
     private func remove(_ child: Scope) {
-        guard let position = children.index(forKey: child.keyHash) else { return }
+        guard let position = children.index(forKey: ChildHash(child.keyHash)) else { return }
         let head = children.values[position]
         if head === child {
             if let next = child.nextInBucket {
@@ -436,4 +436,22 @@ public final class Scope: Resolving, @unchecked Sendable {
 enum Local {
     case value(Any)
     case registration(any Registration)
+}
+
+extension Scope {
+    /// A key's hash, already computed (and well mixed: SipHash), as the children dictionary's key: the
+    /// dictionary uses it as it is instead of hashing it again.
+    struct ChildHash: Hashable {
+        let value: Int
+
+        init(_ value: Int) {
+            self.value = value
+        }
+
+        // The dictionary's customization point for a key whose hash is at hand (underscored, public, and
+        // used by the standard library's own types); `hash(into:)` stays consistent with it for any other use.
+        func _rawHashValue(seed: Int) -> Int {
+            value ^ seed
+        }
+    }
 }

@@ -9,7 +9,17 @@ enum ScopeKey: Hashable, @unchecked Sendable {  // `AnyHashable` is not `Sendabl
     case integer(Int)
     case string(String)
     case anonymous(Int)
-    case other(AnyHashable)
+    /// Boxed, so that the enum stays two words and a tag (copying or destroying an inline `AnyHashable`
+    /// goes through its value witnesses, on every scope).
+    case other(OtherKey)
+
+    final class OtherKey: @unchecked Sendable {
+        let key: AnyHashable
+
+        init(_ key: AnyHashable) {
+            self.key = key
+        }
+    }
 
     init<Key: Hashable>(_ key: Key) {
         // `Key` is the type compared in each branch: the casts only rename it.
@@ -35,7 +45,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {  // `AnyHashable` is not `Sendabl
             if let anonymous = base as? AnonymousScopeKey {
                 self = .anonymous(anonymous.number)
             } else {
-                self = .other(key)
+                self = .other(OtherKey(key))
             }
         }
     }
@@ -46,7 +56,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {  // `AnyHashable` is not `Sendabl
         case .integer(let integer): return AnyHashable(integer)
         case .string(let string): return AnyHashable(string)
         case .anonymous(let number): return AnyHashable(AnonymousScopeKey(number: number))
-        case .other(let key): return key
+        case .other(let other): return other.key
         }
     }
 
@@ -56,7 +66,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {  // `AnyHashable` is not `Sendabl
         case .integer: return ObjectIdentifier(Int.self)
         case .string: return ObjectIdentifier(String.self)
         case .anonymous: return ObjectIdentifier(AnonymousScopeKey.self)
-        case .other(let key): return ObjectIdentifier(type(of: key.base))
+        case .other(let other): return ObjectIdentifier(type(of: other.key.base))
         }
     }
 
@@ -65,7 +75,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {  // `AnyHashable` is not `Sendabl
         case (.integer(let left), .integer(let right)): return left == right
         case (.string(let left), .string(let right)): return left == right
         case (.anonymous(let left), .anonymous(let right)): return left == right
-        case (.other(let left), .other(let right)): return left == right
+        case (.other(let left), .other(let right)): return left === right || left.key == right.key
         // Across representations only `AnyHashable` knows (an `Int8` held as `.other` equals an `Int`).
         case (.other, _), (_, .other): return left.erased == right.erased
         default: return false
@@ -80,7 +90,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {  // `AnyHashable` is not `Sendabl
         case .integer(let integer): hasher.combine(integer)
         case .string(let string): hasher.combine(string)
         case .anonymous(let number): hasher.combine(AnonymousScopeKey(number: number))
-        case .other(let key): hasher.combine(key)
+        case .other(let other): hasher.combine(other.key)
         }
     }
 }
