@@ -84,13 +84,26 @@ extension Scope {
                 registry.rejectedRegistrations.append(resolver.serviceKey)
                 return resolver
             }
-            if let existing = registry.entries[resolver.serviceKey]?.registration {
-                guard try policy.resolveConflict(resolver.serviceKey) else { return resolver }
+            // One lookup in the common case (a new key): put it in, then look at what it replaced.
+            let serviceKey = resolver.serviceKey
+            let existing = Self.swapRegistration(&registry.entries[serviceKey, default: Registry.Entry()], resolver)
+            if let existing {
+                guard try policy.resolveConflict(serviceKey) else {
+                    registry.entries[serviceKey]?.registration = existing
+                    return resolver
+                }
                 registry.retire(existing)
             }
-            registry.entries[resolver.serviceKey, default: Registry.Entry()].registration = resolver
             return resolver
         }
+    }
+
+    /// Puts `registration` in `entry`, returning the one it replaces.
+    private static func swapRegistration(
+        _ entry: inout Registry.Entry, _ registration: any Registration
+    ) -> (any Registration)? {
+        defer { entry.registration = registration }
+        return entry.registration
     }
 
     /// A new registration with the decorators that apply to it. Call with the lock held.

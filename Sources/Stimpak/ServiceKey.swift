@@ -11,6 +11,9 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
     public let arguments: Any.Type
     /// The registration's key, or nil for an unkeyed registration.
     public let key: AnyHashable?
+    /// `key`'s hash (0 without one), computed once: a key is hashed again each time a dictionary that holds
+    /// it grows, and hashing an `AnyHashable` goes through its box.
+    private let keyHash: Int
 
     /// Creates a key.
     /// - Parameters:
@@ -21,18 +24,19 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
         self.service = service
         self.arguments = arguments
         self.key = key
+        self.keyHash = key?.hashValue ?? 0
     }
 
     public static func == (lhs: ServiceKey, rhs: ServiceKey) -> Bool {
         ObjectIdentifier(lhs.service) == ObjectIdentifier(rhs.service)
             && ObjectIdentifier(lhs.arguments) == ObjectIdentifier(rhs.arguments)
-            && lhs.key == rhs.key
+            && lhs.keyHash == rhs.keyHash && lhs.key == rhs.key
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(service))
         hasher.combine(ObjectIdentifier(arguments))
-        if let key { hasher.combine(key) }
+        hasher.combine(keyHash)
     }
 
     /// Whether the registration takes runtime arguments.

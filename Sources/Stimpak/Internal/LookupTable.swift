@@ -53,14 +53,20 @@ final class LookupTable {
 
     init(_ entries: [ServiceKey: Registry.Entry], generation: Int) {
         self.generation = generation
+        // By index, so that only a provided entry's key is copied (a key's every copy goes through the
+        // value witnesses of its `AnyHashable`).
         var registrations: [any Registration] = []
-        var provided: [(ServiceKey, Registry.Entry)] = []
-        for (key, entry) in entries {
+        var provided: [(ServiceKey, Int)] = []
+        registrations.reserveCapacity(entries.count)
+        var position = entries.startIndex
+        while position != entries.endIndex {
+            let entry = entries.values[position]
             if entry.hasScopeLocals {
-                provided.append((key, entry))
+                provided.append((entries.keys[position], entry.localsIndex))
             } else if let registration = entry.registration, registration.route != nil {
                 registrations.append(registration)
             }
+            entries.formIndex(after: &position)
         }
         var capacity = 8
         var shift = 61
@@ -83,9 +89,9 @@ final class LookupTable {
                 index: registration.index, rootWord: registration.rootWord, into: buckets, mask: mask, shift: shift,
                 typedKeys: &typedKeys)
         }
-        for (serviceKey, entry) in provided {
+        for (serviceKey, localsIndex) in provided {
             Self.insert(
-                serviceKey, registration: nil, route: .provided, index: entry.localsIndex, rootWord: nil,
+                serviceKey, registration: nil, route: .provided, index: localsIndex, rootWord: nil,
                 into: buckets, mask: mask, shift: shift, typedKeys: &typedKeys)
         }
         self.registrations = registrations
@@ -101,26 +107,45 @@ final class LookupTable {
     ) {
         let service = ObjectIdentifier(serviceKey.service)
         let arguments = ObjectIdentifier(serviceKey.arguments)
-        let key = serviceKey.key
-        let keyHash = key.map { KeyHash.of($0, base: $0.base) } ?? 0
-        let opened = key.flatMap(Self.typed)
-        if key != nil && opened == nil { return }
-        if let opened { typedKeys.append(opened.box) }
+        var typed: TypedKey?
+        if let key = serviceKey.key {
+            guard let found = TypedKey(key) else { return }
+            typedKeys.append(found.box)
+            typed = found
+        }
+        let keyHash = typed?.hash ?? 0
         var position = Self.position(service, arguments, keyHash: keyHash, shift: shift)
         while buckets[position].service != nil { position = (position + 1) & mask }
         buckets[position] = Bucket(
-            service: service, arguments: arguments, isKeyed: key != nil, keyHash: keyHash,
-            keyType: opened?.type, typedKey: opened.map { Unmanaged.passUnretained($0.box).toOpaque() },
+            service: service, arguments: arguments, isKeyed: typed != nil, keyHash: keyHash,
+            keyType: typed?.type, typedKey: typed.map { Unmanaged.passUnretained($0.box).toOpaque() },
             registration: registration, route: route, index: index, rootWord: rootWord)
     }
 
-    /// The key's base opened as its concrete `Hashable` type: that type's identity and a box holding it.
-    private static func typed(_ key: AnyHashable) -> (type: ObjectIdentifier, box: AnyObject)? {
-        func open<Key: Hashable>(_ key: Key) -> (type: ObjectIdentifier, box: AnyObject) {
-            (ObjectIdentifier(Key.self), KeyBox(key))
+    /// A registration's key as the buckets hold it: its ``KeyHash``, its base's type and a ``KeyBox`` of the
+    /// base. `String` and `Int` keys are boxed as themselves; any other is opened as `any Hashable` (a
+    /// runtime cast), or left to the locked path when it can't be.
+    private struct TypedKey {
+        let hash: Int
+        let type: ObjectIdentifier
+        let box: AnyKeyBox
+
+        init?(_ key: AnyHashable) {
+            let base = key.base
+            switch CommonKey(base) {
+            case .string(let string)?:
+                (hash, type, box) = (KeyHash.string(string), ObjectIdentifier(String.self), KeyBox(string))
+            case .integer(let integer)?:
+                (hash, type, box) = (KeyHash.integer(integer), ObjectIdentifier(Int.self), KeyBox(integer))
+            case nil:
+                func open<Key: Hashable>(_ key: Key) -> (ObjectIdentifier, AnyKeyBox) {
+                    (ObjectIdentifier(Key.self), KeyBox(key))
+                }
+                guard let hashable = base as? any Hashable else { return nil }
+                hash = key.hashValue
+                (type, box) = open(hashable)
+            }
         }
-        guard let base = key.base as? any Hashable else { return nil }
-        return open(base)
     }
 
     deinit {
