@@ -45,28 +45,34 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     }
     @exclusivity(unchecked) var onDispose: DisposeHook<Service>?
     @exclusivity(unchecked) var allowsCaptiveDependencies = false
-    /// The decorators that apply to it, in registration order.
-    @exclusivity(unchecked) var decorators: [Decorator<Service>] = [] {
-        didSet { hasDecorators = !decorators.isEmpty }
-    }
-    /// ``decorators``, or nil when there are none: what the creations take, since unspecialized code tests
-    /// an optional array without metadata but asks the runtime for an array's type to count it.
-    var decoratorsIfAny: [Decorator<Service>]? { hasDecorators ? decorators : nil }
+    /// The decorators that apply to it, in registration order; nil when there are none. Optional because
+    /// unspecialized code (the locked path, a registration made in generic code) tests an optional array
+    /// without metadata, but asks the runtime for the array's type to make an empty one or to count it.
+    @exclusivity(unchecked) var decoratorsIfAny: [Decorator<Service>]?
     /// What ``route`` reads, kept beside the generic settings above: reading those in unspecialized code looks
     /// their generic metadata up (thousands of instructions per registration when a table is built).
     @exclusivity(unchecked) private var ignoresArguments = true
     @exclusivity(unchecked) private var hasResolvedCallback = false
-    @exclusivity(unchecked) private var hasDecorators = false
     /// What happens to a `Disposable` instance of a transient: refused unless tracked or allowed.
     @exclusivity(unchecked) var disposableTransients: DisposableTransients = .refused
     /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
     /// a ``Slot``, or an ``InstanceCache`` once the registration has a comparator.
     @exclusivity(unchecked) var rootCache: AnyObject?
-    /// `InstanceBox<Service>`, looked up once here: the locked path runs unspecialized, and naming the
-    /// generic type there would look its metadata up on every creation.
-    let boxType: InstanceBox<Service>.Type
+    /// `InstanceBox<Service>`, looked up on the first creation and remembered: the locked path runs
+    /// unspecialized, and naming the generic type there would look its metadata up on every creation (and
+    /// doing it at registration would cost every registration that is never made).
+    var boxType: InstanceBox<Service>.Type {
+        let cached = boxTypeWord.loadRelaxed()
+        // A metatype is one word: the cast only renames it. Two threads may both store it: the same value.
+        if cached != 0 { return unsafeBitCast(cached, to: InstanceBox<Service>.Type.self) }
+        let type = InstanceBox<Service>.self
+        boxTypeWord.storeRelaxed(unsafeBitCast(type, to: UInt.self))
+        return type
+    }
     /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
     /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
+    /// The metadata of `InstanceBox<Service>` once looked up (see ``boxType``), or 0.
+    private let boxTypeWord: AtomicWord
     private let disposableCheck: AtomicWord
     /// 1 once a transient registration's first instance was found not `Disposable`; 0 before (and forever
     /// if it was). Read and written atomically: a stale 0 only costs a check.
@@ -93,10 +99,10 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.index = index
         self.registry = registry
         self.factory = factory
-        self.boxType = InstanceBox<Service>.self
-        self.rootWord = .allocate(count: 3)
+        self.rootWord = .allocate(count: 4)
         self.disposableCheck = rootWord.advanced(by: 1)
         self.transientCheck = rootWord.advanced(by: 2)
+        self.boxTypeWord = rootWord.advanced(by: 3)
     }
 
     deinit {
@@ -342,7 +348,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         switch reuse.kind {
         case .transient:
             guard !hasAsyncFactory else { return nil }
-            return !hasResolvedCallback && disposableTransients != .tracked && !hasDecorators ? .transient : nil
+            return !hasResolvedCallback && disposableTransients != .tracked && decoratorsIfAny == nil ? .transient : nil
         case .graph:
             return nil
         case .singleton, .inScope, .scopedTo, .weak:
@@ -357,7 +363,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
 
     func attach(_ decorator: AnyDecorator) {
         // It applies to this service type, so the cast succeeds; it runs once, here, not per creation.
-        if let typed = decorator.typed(Service.self) { decorators.append(typed) }
+        if let typed = decorator.typed(Service.self) { decoratorsIfAny = (decoratorsIfAny ?? []) + [typed] }
     }
 
     func makeEagerly(from root: Scope) throws(ResolutionError) {
@@ -417,7 +423,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         copy.onResolved = onResolved
         copy.onDispose = onDispose
         copy.allowsCaptiveDependencies = allowsCaptiveDependencies
-        copy.decorators = decorators
+        copy.decoratorsIfAny = decoratorsIfAny
         copy.disposableTransients = disposableTransients
         return copy
     }

@@ -162,7 +162,8 @@ final class LookupTable {
     /// metadata records lie close together, and the top bits spread such neighbours best).
     @inline(__always)
     static func position(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyHash: Int, shift: Int) -> Int {
-        let bits = (UInt(bitPattern: service) &+ UInt(bitPattern: arguments) &* 0x9E37_79B9_7F4A_7C15)
+        // Type metadata is 8-byte aligned: the low bits carry nothing.
+        let bits = (UInt(bitPattern: service) >> 3 &+ (UInt(bitPattern: arguments) >> 3) &* 0x9E37_79B9_7F4A_7C15)
             ^ UInt(bitPattern: keyHash)
         return Int(truncatingIfNeeded: (bits &* 0x9E37_79B9_7F4A_7C15) &>> UInt(truncatingIfNeeded: shift))
     }
