@@ -10,10 +10,21 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
     /// The runtime arguments' type: `()` for none, the type itself for one, a tuple for several.
     public let arguments: Any.Type
     /// The registration's key, or nil for an unkeyed registration.
-    public let key: AnyHashable?
-    /// `key`'s hash (0 without one), computed once: a key is hashed again each time a dictionary that holds
-    /// it grows, and hashing an `AnyHashable` goes through its box.
-    private let keyHash: Int
+    public var key: AnyHashable? { storedKey?.key }
+    /// The key and its hash, computed once, in a box: a service key is copied and hashed often (each time a
+    /// dictionary that holds it grows), and copying or hashing an `AnyHashable` goes through its box's
+    /// value witnesses; a reference is one retain.
+    private let storedKey: StoredKey?
+
+    private final class StoredKey: @unchecked Sendable {  // immutable; see the type's note on `AnyHashable`
+        let key: AnyHashable
+        let hash: Int
+
+        init(_ key: AnyHashable) {
+            self.key = key
+            self.hash = key.hashValue
+        }
+    }
 
     /// Creates a key.
     /// - Parameters:
@@ -23,20 +34,24 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
     public init(service: Any.Type, arguments: Any.Type = Void.self, key: AnyHashable? = nil) {
         self.service = service
         self.arguments = arguments
-        self.key = key
-        self.keyHash = key?.hashValue ?? 0
+        self.storedKey = key.map(StoredKey.init)
     }
 
     public static func == (lhs: ServiceKey, rhs: ServiceKey) -> Bool {
         ObjectIdentifier(lhs.service) == ObjectIdentifier(rhs.service)
             && ObjectIdentifier(lhs.arguments) == ObjectIdentifier(rhs.arguments)
-            && lhs.keyHash == rhs.keyHash && lhs.key == rhs.key
+            && Self.sameKey(lhs.storedKey, rhs.storedKey)
+    }
+
+    private static func sameKey(_ left: StoredKey?, _ right: StoredKey?) -> Bool {
+        guard let left, let right else { return left == nil && right == nil }
+        return left === right || (left.hash == right.hash && left.key == right.key)
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(service))
         hasher.combine(ObjectIdentifier(arguments))
-        hasher.combine(keyHash)
+        hasher.combine(storedKey?.hash ?? 0)
     }
 
     /// Whether the registration takes runtime arguments.
