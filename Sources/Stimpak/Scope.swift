@@ -1,6 +1,6 @@
 /// A node of the container's scope tree, with its own instance cache: one per request, screen or session.
 ///
-/// Open one with ``Resolving/openScope(_:)`` on the container or on another scope. A scope resolves like
+/// Open one with ``Resolving/openScope(_:)-(AnyHashable)`` on the container or on another scope. A scope resolves like
 /// the container; `.inScope` services resolved from it live in it, and are disposed with it.
 ///
 /// ```swift
