@@ -44,8 +44,10 @@ extension Scope {
     /// Finds or makes the instance registered for (`Service`, `Args`) and a key of a concrete type.
     ///
     /// Specialized for `Key` in the caller, the lock-free path hashes and compares the key as `Key` (its
-    /// ``KeyHash`` and `==`), never building an `AnyHashable`; a miss goes to the locked path, which
-    /// decides with the key as `AnyHashable` (an `Optional` key unwrapped, `nil` meaning unkeyed).
+    /// ``KeyHash`` and `==`), never building an `AnyHashable`; a miss falls back to the `AnyHashable` path,
+    /// which decides (an `Optional` key is unwrapped there, `nil` meaning unkeyed; a key `AnyHashable`
+    /// hashes its own way, a `Double`, is found there), or for a `String` or `Int` key, whose `AnyHashable`
+    /// lookup would be this one again, to the locked path.
     @inlinable @inline(__always)
     func resolveInstance<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
@@ -65,7 +67,10 @@ extension Scope {
         }
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             guard let key = Self.erased(key) else { return try resolveInstance(Service.self, arguments) }
-            return try resolveLocked(Service.self, arguments, key: key)
+            if Key.self == String.self || Key.self == Int.self {
+                return try resolveLocked(Service.self, arguments, key: key)
+            }
+            return try resolveInstance(Service.self, arguments, key: key)
         }
     }
 

@@ -163,3 +163,32 @@ final class Barrier: @unchecked Sendable {  // `arrived` is guarded by `mutex`
         pthread_mutex_unlock(mutex)
     }
 }
+
+/// A key whose `hash(into:)` waits at a gate the first time, after setting `isHashing`: registered with
+/// `compareArgsByValue`, it holds the container's lock while it hashes, so a test can resolve while the lock
+/// is held and see what the lock-free path serves.
+struct BlockingKey: Hashable, @unchecked Sendable {
+    let gate: Gate
+    let isHashing: Shared<Bool>
+
+    static func == (left: Self, right: Self) -> Bool { true }
+
+    func hash(into hasher: inout Hasher) {
+        if !isHashing.value {
+            isHashing.value = true
+            gate.lock()
+            gate.unlock()
+        }
+        hasher.combine(0)
+    }
+}
+
+/// A value handed to another thread that the compiler can't prove `Sendable` (an array of `AnyHashable`
+/// keys, say) but that nobody mutates.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+}

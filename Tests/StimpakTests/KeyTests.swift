@@ -116,7 +116,7 @@ struct KeyTests {
 
     struct Route: Hashable, Sendable { let path: String }
 
-    @Test("String, Int and other keys, typed or held as AnyHashable, are served lock-free once made")
+    @Test("String, Int, UInt8 and other keys, typed or held as AnyHashable, are served lock-free once made")
     func keyedHitsAreLockFree() throws {
         let container = Container()
         let long = "com.example.payments.http-client"   // longer than a small string
@@ -125,29 +125,43 @@ struct KeyTests {
         container.register(Foo.self, reuse: .singleton, key: 42) { Foo() }
         container.register(Foo.self, reuse: .singleton, key: Route(path: "/users")) { Foo() }
         container.register(Foo.self, reuse: .singleton, key: Flavor.chocolate) { Foo() }
-        let keys: [AnyHashable] = ["x", long, 42, Route(path: "/users"), Flavor.chocolate]
+        container.register(Foo.self, reuse: .singleton, key: 1.5) { Foo() }
+        container.register(Foo.self, reuse: .singleton, key: UInt8(7)) { Foo() }   // AnyHashable hashes it as a UInt64
+        let keys: [AnyHashable] = ["x", long, 42, Route(path: "/users"), Flavor.chocolate, 1.5, UInt8(7)]
         let made = try keys.map { try container.require(Foo.self, key: $0) }
         // `compareArgsByValue` hashes the arguments under the container's lock: a key whose hash blocks holds it.
         let gate = Gate()
-        let byKey = container.register(Person.self, { (_ key: LockHoldingKey) in Person("a", "b") }, reuse: .singleton)
+        let hashing = Shared(false)
+        let byKey = container.register(Person.self, { (_ key: BlockingKey) in Person("a", "b") }, reuse: .singleton)
         byKey.compareArgsByValue()
         gate.lock()
         let done = Shared(false)
         detach {
-            _ = container.resolve(Person.self, LockHoldingKey(gate: gate))
+            _ = container.resolve(Person.self, BlockingKey(gate: gate, isHashing: hashing))
             done.value = true
         }
-        while !LockHoldingKey.isHashing.value {}
-        for (key, instance) in zip(keys, made) {
-            #expect(try container.require(Foo.self, key: key) === instance, "served while the lock is held")
+        while !hashing.value {}
+        // Resolved on another thread, so that a resolve that takes the lock fails the test after a deadline
+        // instead of hanging it.
+        let served = Shared<[Bool]?>(nil)
+        let erasedKeys = UncheckedBox(keys)   // immutable keys; AnyHashable is not Sendable
+        detach {
+            let keys = erasedKeys.value
+            var results = zip(keys, made).map { key, instance in container.resolve(Foo.self, key: key) === instance }
+            results.append(container.resolve(Foo.self, key: "x") === made[0])
+            results.append(container.resolve(Foo.self, key: long) === made[1])
+            results.append(container.resolve(Foo.self, key: 42) === made[2])
+            results.append(container.resolve(Foo.self, key: Route(path: "/users")) === made[3])
+            results.append(container.resolve(Foo.self, key: Flavor.chocolate) === made[4])
+            results.append(container.resolve(Foo.self, key: 1.5) === made[5])
+            results.append(container.resolve(Foo.self, key: UInt8(7)) === made[6])
+            served.value = results
         }
-        #expect(try container.require(Foo.self, key: "x") === made[0])
-        #expect(try container.require(Foo.self, key: long) === made[1])
-        #expect(try container.require(Foo.self, key: 42) === made[2])
-        #expect(try container.require(Foo.self, key: Route(path: "/users")) === made[3])
-        #expect(try container.require(Foo.self, key: Flavor.chocolate) === made[4])
+        let deadline = ContinuousClock.now + .seconds(20)
+        while served.value == nil, ContinuousClock.now < deadline {}
+        #expect(served.value == Array(repeating: true, count: 14), "every key served while the lock is held")
         gate.unlock()
-        while !done.value {}
+        while !done.value || served.value == nil {}
     }
 
     @Test("equal strings with different bytes are one key (the lock-free hash differs, the locked path decides)")
@@ -163,22 +177,5 @@ struct KeyTests {
             #expect(try container.require(Foo.self, key: AnyHashable(decomposed)) === instance)
             #expect(try container.openScope(1).require(Foo.self, key: decomposed) === instance)
         }
-    }
-}
-
-/// A key whose `hash(into:)` waits at a gate, the first time: it holds the container's lock while it hashes.
-struct LockHoldingKey: Hashable, @unchecked Sendable {
-    static let isHashing = Shared(false)
-    let gate: Gate
-
-    static func == (left: Self, right: Self) -> Bool { true }
-
-    func hash(into hasher: inout Hasher) {
-        if !Self.isHashing.value {
-            Self.isHashing.value = true
-            gate.lock()
-            gate.unlock()
-        }
-        hasher.combine(0)
     }
 }

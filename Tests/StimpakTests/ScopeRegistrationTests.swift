@@ -245,6 +245,7 @@ import Stimpak
         below.register(Foo.self, reuse: .inScope) { Foo() }
         // `compareArgsByValue` hashes the arguments under the container's lock: a key whose hash blocks holds it.
         let gate = Gate()
+        let hashing = Shared(false)
         let byKey = container.register(Person.self, { (_ key: BlockingKey) in Person("a", "b") }, reuse: .inScope)
         byKey.compareArgsByValue()
         let service = try below.require(Service.self)
@@ -254,10 +255,10 @@ import Stimpak
         gate.lock()
         let holder = Shared(false)
         detach {
-            _ = container.resolve(Person.self, BlockingKey(gate: gate))
+            _ = container.resolve(Person.self, BlockingKey(gate: gate, isHashing: hashing))
             holder.value = true
         }
-        while !BlockingKey.isHashing.value {}
+        while !hashing.value {}
         #expect(try below.require(Service.self) === service, "served while the lock is held")
         #expect(try below.require(Foo.self) === foo, "served while the lock is held")
         gate.unlock()
@@ -286,22 +287,5 @@ import Stimpak
         #expect(Set(seenScoped.events).count == 1)
         #expect(seenScoped.events.count == 8)
         #expect(scopedLog.count(of: "made") == 1)
-    }
-}
-
-/// A key whose `hash(into:)` waits at a gate, the first time: it holds the container's lock while it hashes.
-struct BlockingKey: Hashable, @unchecked Sendable {
-    static let isHashing = Shared(false)
-    let gate: Gate
-
-    static func == (left: Self, right: Self) -> Bool { true }
-
-    func hash(into hasher: inout Hasher) {
-        if !Self.isHashing.value {
-            Self.isHashing.value = true
-            gate.lock()
-            gate.unlock()
-        }
-        hasher.combine(0)
     }
 }
