@@ -345,7 +345,7 @@ final class AsyncNode: Sendable {
 /// The `.graph` instances of one outermost async resolve, by registration index.
 final class AsyncGraph: @unchecked Sendable {  // `instances` is guarded by `lock`
     private let lock = Lock()
-    private var instances = [Int: AnyObject]()
+    private var instances: [Int: AnyObject] = [:]
 
     func instance(for index: Int) -> AnyObject? {
         lock.withLock { instances[index] }
@@ -366,7 +366,7 @@ final class AsyncGraph: @unchecked Sendable {  // `instances` is guarded by `loc
 final class AsyncCreation: @unchecked Sendable {
     // `waiters`, `nextWaiter`, `isFinished`, `box` and `callbackContext` are guarded by the container's lock;
     // `waitingOn` by `AsyncCreation.waitLock`.
-    private var waiters = [Int: CheckedContinuation<Void, Never>]()
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     private var nextWaiter = 0
     private var isFinished = false
     /// The instance, while its `resolved` callback runs on `callbackContext`'s thread.

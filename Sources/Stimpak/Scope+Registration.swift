@@ -88,7 +88,14 @@ extension Scope {
             let serviceKey = resolver.serviceKey
             let existing = Self.swapRegistration(&registry.entries[serviceKey, default: Registry.Entry()], resolver)
             if let existing {
-                guard try policy.resolveConflict(serviceKey) else {
+                let replaces: Bool
+                do throws(Failure) {
+                    replaces = try policy.resolveConflict(serviceKey)
+                } catch {
+                    registry.entries[serviceKey]?.registration = existing
+                    throw error
+                }
+                guard replaces else {
                     registry.entries[serviceKey]?.registration = existing
                     return resolver
                 }

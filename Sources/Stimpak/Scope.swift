@@ -35,14 +35,14 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// The open children by their key's hash; children whose keys share a hash are chained through
     /// `nextInBucket`. So a scope is detached by identity, without comparing keys.
-    @exclusivity(unchecked) private var children = [ChildHash: Scope]()
+    @exclusivity(unchecked) private var children: [ChildHash: Scope] = [:]
     @exclusivity(unchecked) private var nextInBucket: Scope?
     @exclusivity(unchecked) private var nextChildSequence = 0
     /// This child scope's caches and published instances (the root scope's live on the registrations).
     @exclusivity(unchecked) private var table: ScopeTable?
     /// What this scope adds to the registrations, for itself and the scopes below: values put here with
     /// `provide` and registrations made with `register`, by the key they resolve under.
-    @exclusivity(unchecked) var locals = [ServiceKey: Local]()
+    @exclusivity(unchecked) var locals: [ServiceKey: Local] = [:]
     /// Cached instances with a disposal hook, in order of creation.
     @exclusivity(unchecked) var disposals: [DisposalRecord] = []
     /// With ``Container/tracksInstances`` on: weak references to the instances cached here, kept after

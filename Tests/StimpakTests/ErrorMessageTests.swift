@@ -149,6 +149,20 @@ final class B: @unchecked Sendable { init(_ a: A?) {} }
         #expect(error?.description == #"Stimpak already has a registration for Foo[key: "A"]. Fix: register with ifAlreadyRegistered: .replace to replace it, unregister it first, or register under another key."#)
     }
 
+    @Test("a registration refused by .throw or .skip leaves the first one in place")
+    func refusedRegistrationKeepsTheFirst() throws {
+        let container = Container()
+        let first = Foo()
+        container.register(Foo.self, key: "A", reuse: .transient) { first }
+        #expect(throws: RegistrationError.self) {
+            try container.register(Foo.self, key: "A", ifAlreadyRegistered: .throw) { Foo() }
+        }
+        #expect(try container.require(Foo.self, key: "A") === first)
+        container.register(Foo.self, key: "A", ifAlreadyRegistered: .skip) { Foo() }
+        #expect(try container.require(Foo.self, key: "A") === first)
+        #expect(container.registrations.count == 1)
+    }
+
     @Test func disposalFailureMessage() {
         let container = Container()
         container.register(Foo.self, reuse: .singleton) { Foo() }.onDispose { _ in throw Boom() }

@@ -76,7 +76,7 @@ final class WeakBox {
 final class InstanceCache<Args>: SlotHolder {  // guarded by the container's lock
     /// Append-only, so a search that ran outside the lock only needs to look at what was added since.
     var compared: [(arguments: Args, slot: Slot)] = []
-    var hashed = [AnyHashable: Slot]()
+    var hashed: [AnyHashable: Slot] = [:]
     /// The slot used before the registration was given a comparator, kept so that its instance lives
     /// as long as the scope, like every cached instance.
     var earlier: Slot?

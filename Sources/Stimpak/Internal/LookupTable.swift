@@ -53,8 +53,7 @@ final class LookupTable {
 
     init(_ entries: [ServiceKey: Registry.Entry], generation: Int) {
         self.generation = generation
-        // By index, so that only a provided entry's key is copied (a key's every copy goes through the
-        // value witnesses of its `AnyHashable`).
+        // By index, so that only a provided entry's key is copied.
         var registrations: [any Registration] = []
         var provided: [(ServiceKey, Int)] = []
         registrations.reserveCapacity(entries.count)

@@ -68,7 +68,7 @@ final class Registry: @unchecked Sendable {
     let waitLimit: WaitLimit
     /// The reuse of a registration that names none.
     let defaultReuse: Reuse
-    @exclusivity(unchecked) var entries = [ServiceKey: Entry]()
+    @exclusivity(unchecked) var entries: [ServiceKey: Entry] = [:]
     /// The published ``LookupTable`` (owned by the word), or 0 when it has to be rebuilt.
     @usableFromInline let tableWord: AtomicWord
     /// Each registration's index names its cache in every scope; never reused, so a cache can't outlive

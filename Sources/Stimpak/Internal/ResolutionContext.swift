@@ -29,7 +29,7 @@ final class ResolutionContext {
     @exclusivity(unchecked) private var comparing: [ObjectIdentifier] = []
     /// The `.graph` instances (boxes) made during this thread's outermost resolution, by registration
     /// index; only this thread touches it.
-    @exclusivity(unchecked) private var graph = [Int: AnyObject]()
+    @exclusivity(unchecked) private var graph: [Int: AnyObject] = [:]
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
