@@ -85,6 +85,18 @@ func makeLargeContainer() -> Container {
     return container
 }
 
+private func registerKeyedFiller<T: Filler>(_ container: Container, _: T.Type) {
+    container.register(T.self, key: "k") { T() }
+}
+
+/// The performance issue's cold start: 1,000 keyed registrations.
+func makeLargeKeyedContainer() -> Container {
+    let container = Container()
+    for type in fillerTypes { registerKeyedFiller(container, type) }
+    container.register(Target.self, key: "k") { Target() }
+    return container
+}
+
 let benchmarks: @Sendable () -> Void = {
     let thresholds: [BenchmarkMetric: BenchmarkThresholds] = [
         .wallClock: .init(relative: [.p90: 200.0]),
@@ -124,6 +136,11 @@ let benchmarks: @Sendable () -> Void = {
     }
     Benchmark("KeyedTransientResolve") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(container.resolve(Foo.self, key: "x")!) }
+    }
+    // A key held as `AnyHashable` (read from configuration, a route): allocates nothing either.
+    let anyKey = AnyHashable("x")
+    Benchmark("KeyedSingletonResolveAnyHashable") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(container.resolve(KeyedShared.self, key: anyKey)!) }
     }
     Benchmark("TransientWith3Dependencies") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(container.resolve(Root.self)!) }
@@ -199,6 +216,15 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let container = makeLargeContainer()
             blackHole(container.openScope(1).resolve(Target.self)!)
+        }
+    }
+    Benchmark(
+        "ColdStart1000KeyedRegistrations",
+        configuration: .init(scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 200)
+    ) { benchmark in
+        for _ in benchmark.scaledIterations {
+            let container = makeLargeKeyedContainer()
+            blackHole(container.openScope(1).resolve(Target.self, key: "k")!)
         }
     }
 }

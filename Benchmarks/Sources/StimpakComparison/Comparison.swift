@@ -72,6 +72,16 @@ func runComparison(settings: Settings) async {
                      "≤ 3.0× `Foo()`", atMost: 3.0))
     rows.append(Row(label: "5b. keyed `key: \"x\"`, singleton (floor `Foo()`)", floor: r5[0], swinject: r5[3], stimpak: r5[4]))
 
+    // 5c. keyed, the key held as `AnyHashable` (read from configuration, a route); Swinject's names are strings
+    let anyKey = AnyHashable("x")
+    let name = "x"
+    let r5c = measure(settings, [
+        { n in for _ in 0..<n { sink(Foo5()) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(Foo5.self, name: name)!) } },
+        { n in for _ in 0..<n { sink(stimpak.resolve(Foo5.self, key: anyKey)!) } },
+    ])
+    rows.append(Row(label: "5c. keyed, key held as `AnyHashable`, transient (floor `Foo()`)", floor: r5c[0], swinject: r5c[1], stimpak: r5c[2]))
+
     // 6. request cycle: open a scope, resolve an `.inScope` service twice, dispose the scope
     let r6 = measure(settings, [
         { n in
@@ -133,6 +143,11 @@ func runComparison(settings: Settings) async {
         },
     ])
     rows.append(Row(label: "7b. cold start: register 1,000, open a scope, first resolve", floor: nil, swinject: r7b[0], stimpak: r7b[1]))
+    let r7c = measure(coldSettings, [
+        { n in for _ in 0..<n { sink(keyedColdStartSwinject()) } },
+        { n in for _ in 0..<n { sink(keyedColdStartStimpak()) } },
+    ])
+    rows.append(Row(label: "7c. cold start, keyed: register 1,000 with a key, open a scope, first resolve, dispose", floor: nil, swinject: r7c[0], stimpak: r7c[1]))
 
     // 8. two threads resolving the same singleton at once, against one thread
     let swinjectResolver = UncheckedSendable(value: swinject.synchronize())

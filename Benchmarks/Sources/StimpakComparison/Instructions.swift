@@ -26,7 +26,28 @@ func keyedContainer() -> Stimpak.Container {
     return container
 }
 
-/// 1,000 keyed registrations, a scope, the first resolve, dispose: the cold start of the table.
+/// 1,000 keyed registrations, a scope, the first resolve, dispose: the cold start of the table (both
+/// tables run it).
+@inline(never)
+func keyedColdStartStimpak() -> Foo7 {
+    let container = Stimpak.Container()
+    for type in fillerTypes { registerKeyedFiller(container, type) }
+    container.register(Foo7.self, key: "k") { Foo7() }
+    let request = container.openScope(1)
+    defer { request.dispose() }
+    return request.resolve(Foo7.self, key: "k")!
+}
+
+/// The same with Swinject: 1,000 registrations with a name, a child container, the first resolve.
+@inline(never)
+func keyedColdStartSwinject() -> Foo7 {
+    let container = Swinject.Container()
+    for type in fillerTypes { registerKeyedFiller(container, type) }
+    container.register(Foo7.self, name: "k") { _ in Foo7() }
+    let request = Swinject.Container(parent: container)
+    return request.resolve(Foo7.self, name: "k")!
+}
+
 private func registerKeyedFiller<T: Filler>(_ container: Stimpak.Container, _: T.Type) {
     container.register(T.self, key: "k") { T() }
 }
@@ -102,27 +123,10 @@ let instructionScenarios: [InstructionScenario] = [
         }
     },
     InstructionScenario(name: "cold-start") {
-        { n in
-            for _ in 0..<n {
-                let container = Stimpak.Container()
-                for type in fillerTypes { registerKeyedFiller(container, type) }
-                container.register(Foo7.self, key: "k") { Foo7() }
-                let request = container.openScope(1)
-                sink(request.resolve(Foo7.self, key: "k")!)
-                request.dispose()
-            }
-        }
+        { n in for _ in 0..<n { sink(keyedColdStartStimpak()) } }
     },
     InstructionScenario(name: "swinject-cold-start") {
-        { n in
-            for _ in 0..<n {
-                let container = Swinject.Container()
-                for type in fillerTypes { registerKeyedFiller(container, type) }
-                container.register(Foo7.self, name: "k") { _ in Foo7() }
-                let request = Swinject.Container(parent: container)
-                sink(request.resolve(Foo7.self, name: "k")!)
-            }
-        }
+        { n in for _ in 0..<n { sink(keyedColdStartSwinject()) } }
     },
 ]
 
