@@ -25,6 +25,8 @@ import Stimpak
         #expect(request.key == AnyHashable(3))
         #expect(container.openScope(3.0) === request)               // AnyHashable equates 3.0 and 3 too
         #expect(container.openScope("3") !== request)               // a String is another key
+        let negative = container.openScope(-1)
+        #expect(container.openScope(Int8(-1)) === negative && container.openScope(AnyHashable(Int64(-1))) === negative)
         let named = container.openScope("checkout")
         #expect(container.openScope(AnyHashable("checkout")) === named && named.key == AnyHashable("checkout"))
         #expect(container.openScope(Optional("checkout")) !== named)   // as AnyHashable does
