@@ -5,7 +5,8 @@
 /// call, whether the type has a custom `AnyHashable` representation: most of what opening a scope cost);
 /// any other key is held as `AnyHashable`. Keys compare and hash exactly as their `AnyHashable`s do:
 /// `Int8(3)` opens the same child as `3`.
-enum ScopeKey: Hashable, @unchecked Sendable {  // `AnyHashable` is not `Sendable`; scope keys are documented to be
+// Unchecked only because `AnyHashable` is not `Sendable`: scope keys are documented to be immutable values.
+enum ScopeKey: Hashable, @unchecked Sendable {
     case integer(Int)
     case string(String)
     case anonymous(Int)
@@ -13,7 +14,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {  // `AnyHashable` is not `Sendabl
     /// goes through its value witnesses, on every scope).
     case other(OtherKey)
 
-    final class OtherKey: @unchecked Sendable {
+    final class OtherKey: @unchecked Sendable {  // immutable; see the note on `AnyHashable` above
         let key: AnyHashable
 
         init(_ key: AnyHashable) {
