@@ -232,11 +232,7 @@ extension Resolving {
     public func require<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {
-        do {
-            return try await resolutionScope.resolveInstanceAsync(Service.self, arguments, key: key)
-        } catch let error as ResolutionError {
-            throw resolutionScope.explained(error, fileID: fileID, line: line)
-        }
+        try await require(type, arguments, key, fileID: fileID, line: line)
     }
 
     /// Resolves a keyed service registered with runtime arguments, the key labelled and of a concrete type, or
@@ -253,11 +249,7 @@ extension Resolving {
     public func require<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, key: Key, fileID: String = #fileID, line: Int = #line
     ) async throws -> Service {
-        do {
-            return try await resolutionScope.resolveInstanceAsync(Service.self, arguments, typedKey: key)
-        } catch let error as ResolutionError {
-            throw resolutionScope.explained(error, fileID: fileID, line: line)
-        }
+        try await require(type, arguments, key, fileID: fileID, line: line)
     }
 
 }

@@ -233,11 +233,7 @@ extension Resolving {
     public func require<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?, fileID: String = #fileID, line: Int = #line
     ) throws(ResolutionError) -> Service {
-        do {
-            return try resolutionScope.resolveInstance(Service.self, arguments, key: key)
-        } catch {
-            throw resolutionScope.explained(error, fileID: fileID, line: line)
-        }
+        try require(type, arguments, key, fileID: fileID, line: line)
     }
 
     /// Resolves a keyed service registered with runtime arguments, the key labelled and of a concrete type, or
@@ -254,11 +250,7 @@ extension Resolving {
     public func require<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, key: Key, fileID: String = #fileID, line: Int = #line
     ) throws(ResolutionError) -> Service {
-        do {
-            return try resolutionScope.resolveInstance(Service.self, arguments, typedKey: key)
-        } catch {
-            throw resolutionScope.explained(error, fileID: fileID, line: line)
-        }
+        try require(type, arguments, key, fileID: fileID, line: line)
     }
 
     /// Opens a child scope of ``resolutionScope``, or returns the open child that already has `key`.

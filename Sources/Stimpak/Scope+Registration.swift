@@ -86,31 +86,18 @@ extension Scope {
             }
             // One lookup in the common case (a new key): put it in, then look at what it replaced.
             let serviceKey = resolver.serviceKey
-            let existing = Self.swapRegistration(&registry.entries[serviceKey, default: Registry.Entry()], resolver)
-            if let existing {
-                let replaces: Bool
-                do throws(Failure) {
-                    replaces = try policy.resolveConflict(serviceKey)
-                } catch {
-                    registry.entries[serviceKey]?.registration = existing
-                    throw error
-                }
-                guard replaces else {
-                    registry.entries[serviceKey]?.registration = existing
-                    return resolver
-                }
+            var replaced: (any Registration)? = resolver
+            swap(&registry.entries[serviceKey, default: Registry.Entry()].registration, &replaced)
+            guard let existing = replaced else { return resolver }
+            // Refused (the policy says no, or throws): the first one goes back.
+            var refused = true
+            defer { if refused { registry.entries[serviceKey]?.registration = existing } }
+            if try policy.resolveConflict(serviceKey) {
+                refused = false
                 registry.retire(existing)
             }
             return resolver
         }
-    }
-
-    /// Puts `registration` in `entry`, returning the one it replaces.
-    private static func swapRegistration(
-        _ entry: inout Registry.Entry, _ registration: any Registration
-    ) -> (any Registration)? {
-        defer { entry.registration = registration }
-        return entry.registration
     }
 
     /// A new registration with the decorators that apply to it. Call with the lock held.

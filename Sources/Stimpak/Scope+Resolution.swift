@@ -33,7 +33,8 @@ extension Scope {
         case .integer(let integer)?: return try resolveInstance(Service.self, arguments, typedKey: integer)
         case nil: break
         }
-        let keyHash = KeyHash.of(key, base: base)
+        // Neither a `String` nor an `Int`: its `KeyHash` is its `AnyHashable`'s hash.
+        let keyHash = key.hashValue
         let section = ReadSection.enter()
         let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyBase: base, keyHash: keyHash)
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in

@@ -91,21 +91,8 @@ func runComparison(settings: Settings) async {
                 sink(request)
             }
         },
-        { n in
-            for _ in 0..<n {
-                let request = swinjectRequest(parent: swinject)
-                sink(request.resolve(Request6.self)!)
-                sink(request.resolve(Request6.self)!)
-            }
-        },
-        { n in
-            for id in 0..<n {
-                let request = stimpak.openScope(id)
-                sink(request.resolve(Request6.self)!)
-                sink(request.resolve(Request6.self)!)
-                request.dispose()
-            }
-        },
+        { n in for _ in 0..<n { swinjectRequestCycle(swinject) } },
+        { n in for id in 0..<n { stimpakRequestCycle(stimpak, id: id) } },
     ])
     rows.append(goal(Row(label: "6. request cycle: open scope, 2 × `.inScope`, dispose", floor: r6[0], swinject: r6[1], stimpak: r6[2]),
                      "≤ 30× `Foo()`", atMost: 30))
@@ -224,14 +211,7 @@ func runComparison(settings: Settings) async {
         { n in for _ in 0..<n { sink(await stimpak.resolve(Foo10A.self)!) } },
         { n in for _ in 0..<n { await contendedCreation(tasks: 100, isAsync: true) } },
         { n in for _ in 0..<n { await contendedCreation(tasks: 100, isAsync: false) } },
-        { n in
-            for id in 0..<n {
-                let request = stimpak.openScope(id)
-                sink(request.resolve(Request6.self)!)
-                sink(request.resolve(Request6.self)!)
-                request.dispose()
-            }
-        },
+        { n in for id in 0..<n { stimpakRequestCycle(stimpak, id: id) } },
         { n in
             for _ in 0..<n {
                 await stimpak.withScope { request in

@@ -75,6 +75,23 @@ func swinjectRequest(parent: Swinject.Container) -> Swinject.Container {
     return request
 }
 
+/// Scenario 6, one request: Stimpak opens a scope, resolves its `.inScope` service twice and disposes it;
+/// Swinject makes a child container and resolves twice (what every table runs).
+@inline(__always)
+func stimpakRequestCycle(_ container: Stimpak.Container, id: Int) {
+    let request = container.openScope(id)
+    sink(request.resolve(Request6.self)!)
+    sink(request.resolve(Request6.self)!)
+    request.dispose()
+}
+
+@inline(__always)
+func swinjectRequestCycle(_ container: Swinject.Container) {
+    let request = swinjectRequest(parent: container)
+    sink(request.resolve(Request6.self)!)
+    sink(request.resolve(Request6.self)!)
+}
+
 private func registerFiller<T: Filler>(_ container: Swinject.Container, _: T.Type) {
     container.register(T.self) { _ in T() }.inObjectScope(.transient)
 }

@@ -99,14 +99,7 @@ let instructionScenarios: [InstructionScenario] = [
     },
     InstructionScenario(name: "request-cycle") {
         let container = makeStimpak()
-        return { n in
-            for id in 0..<n {
-                let request = container.openScope(id)
-                sink(request.resolve(Request6.self)!)
-                sink(request.resolve(Request6.self)!)
-                request.dispose()
-            }
-        }
+        return { n in for id in 0..<n { stimpakRequestCycle(container, id: id) } }
     },
     InstructionScenario(name: "swinject-transient") {
         let container = makeSwinject()
@@ -114,13 +107,7 @@ let instructionScenarios: [InstructionScenario] = [
     },
     InstructionScenario(name: "swinject-request-cycle") {
         let container = makeSwinject()
-        return { n in
-            for _ in 0..<n {
-                let request = swinjectRequest(parent: container)
-                sink(request.resolve(Request6.self)!)
-                sink(request.resolve(Request6.self)!)
-            }
-        }
+        return { n in for _ in 0..<n { swinjectRequestCycle(container) } }
     },
     InstructionScenario(name: "cold-start") {
         { n in for _ in 0..<n { sink(keyedColdStartStimpak()) } }

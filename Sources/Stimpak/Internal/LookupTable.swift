@@ -132,18 +132,19 @@ final class LookupTable {
         init?(_ key: AnyHashable) {
             let base = key.base
             switch CommonKey(base) {
-            case .string(let string)?:
-                (hash, type, box) = (KeyHash.string(string), ObjectIdentifier(String.self), KeyBox(string))
-            case .integer(let integer)?:
-                (hash, type, box) = (KeyHash.integer(integer), ObjectIdentifier(Int.self), KeyBox(integer))
+            case .string(let string)?: self.init(string, hash: KeyHash.of(string))
+            case .integer(let integer)?: self.init(integer, hash: KeyHash.of(integer))
             case nil:
-                func open<Key: Hashable>(_ key: Key) -> (ObjectIdentifier, AnyKeyBox) {
-                    (ObjectIdentifier(Key.self), KeyBox(key))
-                }
+                // Neither a `String` nor an `Int`: its `KeyHash` is its `AnyHashable`'s hash.
                 guard let hashable = base as? any Hashable else { return nil }
-                hash = key.hashValue
-                (type, box) = open(hashable)
+                self.init(hashable, hash: key.hashValue)
             }
+        }
+
+        private init<Base: Hashable>(_ base: Base, hash: Int) {
+            self.hash = hash
+            type = ObjectIdentifier(Base.self)
+            box = KeyBox(base)
         }
     }
 
@@ -191,9 +192,10 @@ final class LookupTable {
         /// The bucket of (service, arguments, a key of type `keyType`), if the fast path serves it.
         ///
         /// `keyHash` is the key's ``KeyHash``, which is what the table stored for every type without a
-        /// custom `AnyHashable` representation; for the others (floating point, for one), and for a key
-        /// equal to the stored one only as `AnyHashable` (an `Int8` and an `Int`), the lookup misses and the
-        /// locked path decides. `matches` compares a bucket's ``KeyBox``, which holds a `keyType`.
+        /// custom `AnyHashable` representation; for the others (a `UInt8`, for one), and for a key equal to
+        /// the stored one only as `AnyHashable` (an `Int8` and an `Int`), the lookup misses and the caller
+        /// goes on to the `AnyHashable` lookup or the locked path. `matches` compares a bucket's ``KeyBox``,
+        /// which holds a `keyType`.
         @inline(__always)
         func bucket(
             _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
@@ -229,17 +231,6 @@ enum KeyHash {
         if Key.self == String.self { return string(unsafeBitCast(key, to: String.self)) }
         if Key.self == Int.self { return integer(unsafeBitCast(key, to: Int.self)) }
         return key.hashValue
-    }
-
-    /// The hash of a key held as `AnyHashable`, whose `base` is given: the same as ``of(_:)-(Key)`` of
-    /// the base.
-    @usableFromInline
-    static func of(_ key: AnyHashable, base: Any) -> Int {
-        switch CommonKey(base) {
-        case .string(let string)?: return Self.string(string)
-        case .integer(let integer)?: return Self.integer(integer)
-        case nil: return key.hashValue
-        }
     }
 
     @usableFromInline
