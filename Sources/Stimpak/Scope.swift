@@ -35,14 +35,14 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// The open children by their key's hash; children whose keys share a hash are chained through
     /// `nextInBucket`. So a scope is detached by identity, without comparing keys.
-    @exclusivity(unchecked) private var children: [ChildHash: Scope] = [:]
+    @exclusivity(unchecked) private var children = [ChildHash: Scope]()
     @exclusivity(unchecked) private var nextInBucket: Scope?
     @exclusivity(unchecked) private var nextChildSequence = 0
     /// This child scope's caches and published instances (the root scope's live on the registrations).
     @exclusivity(unchecked) private var table: ScopeTable?
     /// What this scope adds to the registrations, for itself and the scopes below: values put here with
     /// `provide` and registrations made with `register`, by the key they resolve under.
-    @exclusivity(unchecked) var locals: [ServiceKey: Local] = [:]
+    @exclusivity(unchecked) var locals = [ServiceKey: Local]()
     /// Cached instances with a disposal hook, in order of creation.
     @exclusivity(unchecked) var disposals: [DisposalRecord] = []
     /// With ``Container/tracksInstances`` on: weak references to the instances cached here, kept after
@@ -98,7 +98,7 @@ public final class Scope: Resolving, @unchecked Sendable {
             table.set(cache, for: index)
             return
         }
-        let larger = table.map(ScopeTable.init(growing:)) ?? ScopeTable(capacity: 8)
+        let larger = table.map(ScopeTable.make(growing:)) ?? ScopeTable.make(capacity: 8)
         larger.set(cache, for: index)
         table = larger
         tableWord.publish(larger)
@@ -388,7 +388,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         /// Disposal records in the order they run: each scope's newest first, scopes deepest first.
         var records: [DisposalRecord] = []
         var table: ScopeTable?
-        var locals: [ServiceKey: Local] = [:]
+        var locals = [ServiceKey: Local]()
         /// The tables after the first, and the root scope's caches.
         var objects: [AnyObject] = []
         var moreLocals: [[ServiceKey: Local]] = []
@@ -413,9 +413,9 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
         if !locals.isEmpty {
             if detached.locals.isEmpty { detached.locals = locals } else { detached.moreLocals.append(locals) }
-            locals = [:]
+            locals = [ServiceKey: Local]()
         }
-        children = [:]
+        children = [ChildHash: Scope]()
         nextInBucket = nil
     }
 

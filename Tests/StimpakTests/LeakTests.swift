@@ -81,6 +81,28 @@ import Darwin
         #expect(error?.code == .scopeDisposed)
     }
 
+    /// A scope's table grows from 8 entries to 128 while it caches 50 instances: each stays the one cached
+    /// (found by the lock-free path in the grown table and by the locked path), and disposing the scope frees
+    /// them all with every table it outgrew.
+    @Test func scopeTableGrowsAndFreesWhatItHeld() {
+        let container = Container()
+        for index in 0..<50 {
+            container.register(Service.self, { () -> Service in Service(Captured()) }, reuse: .inScope, key: index)
+        }
+        let scope = container.openScope("many")
+        var first: [Weak<Service>] = []
+        for index in 0..<50 {
+            first.append(Weak(scope.resolve(Service.self, key: index)))
+        }
+        for index in 0..<50 {
+            #expect(scope.resolve(Service.self, key: index) === first[index].object, "instance \(index)")
+            #expect(scope.resolve(Service.self, key: AnyHashable(index)) === first[index].object, "instance \(index)")
+        }
+        scope.dispose()
+        #expect(first.filter { $0.object != nil }.count == 0, "instances outlived their disposed scope")
+        withExtendedLifetime(container) {}
+    }
+
     @Test func memoryStaysFlatOverTwentyThousandContainers() {
         let live = LiveCounter()
         func round() {

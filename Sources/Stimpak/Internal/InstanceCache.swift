@@ -167,58 +167,67 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 /// A child scope's caches by registration index: a ``Slot`` (arguments ignored) or an ``InstanceCache``
 /// (a comparator), and for a slot the instance box published for the lock-free path.
 ///
-/// Open addressing over raw memory. The locked path inserts and publishes under the container's lock; the
-/// lock-free path probes inside a read section, so the words it reads (`index`, `box`) are atomic, an
-/// entry's `box` is stored after its `index`, and nothing is ever removed. When the table is half full
-/// the scope publishes a larger copy that takes over the references and keeps the old one, which stays
-/// readable until the scope is disposed.
-final class ScopeTable {
-    /// One entry: `index` is `UInt.max` while empty.
-    struct Entry {
-        var index: UInt
-        var box: UInt
-        var cache: Unmanaged<AnyObject>?
-    }
+/// Open addressing over the entries allocated at the end of the table's own object (one allocation). The
+/// locked path inserts and publishes under the container's lock; the lock-free path probes inside a read
+/// section, so the words it reads (`index`, `box`) are atomic, an entry's `box` is stored after its
+/// `index`, and nothing is ever removed. When the table is half full the scope publishes a larger copy
+/// that takes over the references and keeps the old one, which stays readable until the scope is disposed.
+///
+/// The header and the entries are reached through pointers, not through `ManagedBuffer.header`, so that no
+/// access goes through the runtime's exclusivity checks: the container's lock keeps writers apart.
+final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
+    typealias Entry = ScopeTableEntry
 
     private static let empty = UInt.max
 
-    private let capacity: Int
-    @exclusivity(unchecked) private var count = 0
-    /// Whether this table owns the references in its entries (false once a larger copy took them over).
-    @exclusivity(unchecked) private var ownsCaches = true
-    /// The smaller table this one replaced: lock-free readers may still be probing it.
-    @exclusivity(unchecked) private var replaced: ScopeTable?
-    private let entries: UnsafeMutablePointer<Entry>
-
-    init(capacity: Int) {
-        self.capacity = capacity
-        entries = .allocate(capacity: capacity)
-        entries.initialize(repeating: Entry(index: Self.empty, box: 0, cache: nil), count: capacity)
+    /// A table of `capacity` (a power of two) empty entries.
+    static func make(capacity: Int) -> ScopeTable {
+        let table = unsafeDowncast(
+            create(minimumCapacity: capacity) { _ in ScopeTableHeader(size: capacity) }, to: ScopeTable.self)
+        table.entries.initialize(repeating: Entry(index: empty, box: 0, cache: nil), count: capacity)
+        return table
     }
 
     /// A copy of `old` with twice its capacity, which takes over `old`'s references and keeps it alive.
-    convenience init(growing old: ScopeTable) {
-        self.init(capacity: old.capacity * 2)
-        for position in 0..<old.capacity where old.entries[position].index != Self.empty {
-            entries[probe(old.entries[position].index)] = old.entries[position]
-            count += 1
+    static func make(growing old: ScopeTable) -> ScopeTable {
+        let table = make(capacity: old.size * 2)
+        let oldEntries = old.entries
+        for position in 0..<old.size where oldEntries[position].index != empty {
+            table.entries[table.probe(oldEntries[position].index)] = oldEntries[position]
+            table.fields.pointee.count += 1
         }
-        old.ownsCaches = false
-        replaced = old
+        old.fields.pointee.ownsCaches = false
+        table.fields.pointee.replaced = old
+        return table
     }
 
     deinit {
-        if ownsCaches {
-            for position in 0..<capacity { entries[position].cache?.release() }
+        let entries = self.entries
+        let size = self.size
+        if fields.pointee.ownsCaches {
+            for position in 0..<size { entries[position].cache?.release() }
         }
-        entries.deinitialize(count: capacity)
-        entries.deallocate()
+        entries.deinitialize(count: size)
     }
+
+    @inline(__always)
+    private var fields: UnsafeMutablePointer<ScopeTableHeader> {
+        withUnsafeMutablePointerToHeader { $0 }
+    }
+
+    @inline(__always)
+    private var entries: UnsafeMutablePointer<Entry> {
+        withUnsafeMutablePointerToElements { $0 }
+    }
+
+    /// The number of entries: fixed when the table is made, so lock-free readers may read it.
+    @inline(__always)
+    private var size: Int { fields.pointee.size }
 
     /// Where the probe for `index` starts: Fibonacci hashing, since indices are consecutive integers.
     @inline(__always)
     private func start(_ index: UInt) -> Int {
-        Int(truncatingIfNeeded: (index &* 0x9E37_79B9_7F4A_7C15) >> 32) & (capacity - 1)
+        Int(truncatingIfNeeded: (index &* 0x9E37_79B9_7F4A_7C15) >> 32) & (size - 1)
     }
 
     @inline(__always)
@@ -229,9 +238,11 @@ final class ScopeTable {
 
     /// The position of `index`'s entry, or of the empty entry where it would go. Call with the lock held.
     private func probe(_ index: UInt) -> Int {
+        let entries = self.entries
+        let mask = size - 1
         var position = start(index)
         while entries[position].index != index, entries[position].index != Self.empty {
-            position = (position + 1) & (capacity - 1)
+            position = (position + 1) & mask
         }
         return position
     }
@@ -243,22 +254,24 @@ final class ScopeTable {
 
     /// Every cache the table holds. Call with the container's lock held.
     var caches: [AnyObject] {
-        (0..<capacity).compactMap { entries[$0].cache?.takeUnretainedValue() }
+        let entries = self.entries
+        return (0..<size).compactMap { entries[$0].cache?.takeUnretainedValue() }
     }
 
     /// Whether another entry fits without growing past half full.
-    var hasRoom: Bool { (count + 1) * 2 <= capacity }
+    var hasRoom: Bool { (fields.pointee.count + 1) * 2 <= size }
 
     /// Adds (or, when `index` has one, replaces) the cache of a registration; the table keeps it alive.
     /// Call with the container's lock held, when ``hasRoom``.
     func set(_ cache: AnyObject, for index: Int) {
         let position = probe(UInt(index))
-        let old = entries[position].cache
-        entries[position].cache = .passRetained(cache)
+        let entry = entries + position
+        let old = entry.pointee.cache
+        entry.pointee.cache = .passRetained(cache)
         old?.release()
         if old == nil {
             AtomicWord(words(at: position)).store(UInt(index))
-            count += 1
+            fields.pointee.count += 1
         }
     }
 
@@ -279,12 +292,35 @@ final class ScopeTable {
     @inline(__always)
     func box(for index: Int) -> UInt {
         let index = UInt(index)
+        let mask = size - 1
         var position = start(index)
         while true {
             let found = AtomicWord(words(at: position)).load()
             if found == index { return AtomicWord(words(at: position) + 1).load() }
             if found == Self.empty { return 0 }
-            position = (position + 1) & (capacity - 1)
+            position = (position + 1) & mask
         }
     }
+}
+
+/// A ``ScopeTable``'s fields before its entries. Written with the container's lock held.
+struct ScopeTableHeader {
+    /// The number of entries, a power of two (the buffer's own `capacity` may be larger).
+    let size: Int
+    var count = 0
+    /// Whether this table owns the references in its entries (false once a larger copy took them over).
+    var ownsCaches = true
+    /// The smaller table this one replaced: lock-free readers may still be probing it.
+    var replaced: ScopeTable?
+
+    init(size: Int) {
+        self.size = size
+    }
+}
+
+/// One ``ScopeTable`` entry: `index` is `UInt.max` while empty.
+struct ScopeTableEntry {
+    var index: UInt
+    var box: UInt
+    var cache: Unmanaged<AnyObject>?
 }

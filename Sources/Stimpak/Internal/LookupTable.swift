@@ -75,7 +75,7 @@ final class LookupTable {
         }
         mask = capacity - 1
         self.shift = shift
-        buckets = .allocate(capacity: capacity)
+        buckets = RawMemory.allocate(Bucket.self, count: capacity)
         let empty = Bucket(
             service: nil, arguments: ObjectIdentifier(Void.self), isKeyed: false, keyHash: 0,
             keyType: nil, typedKey: nil, registration: nil, route: .transient, index: 0, rootWord: nil)
@@ -150,7 +150,7 @@ final class LookupTable {
 
     deinit {
         buckets.deinitialize(count: mask + 1)
-        buckets.deallocate()
+        RawMemory.release(buckets)
     }
 
     /// The table's memory, for lookups inside a read section: valid until the section ends, read without

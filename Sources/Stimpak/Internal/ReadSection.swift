@@ -36,14 +36,14 @@ struct AtomicWord {
 
     /// Allocates `count` consecutive words set to 0; the owner deallocates them with ``deallocate()`` on the first.
     static func allocate(count: Int) -> AtomicWord {
-        let address = UnsafeMutablePointer<UInt>.allocate(capacity: count)
+        let address = RawMemory.allocate(UInt.self, count: count)
         address.initialize(repeating: 0, count: count)
         return AtomicWord(address)
     }
 
     /// Frees the words that ``allocate(count:)`` returned this one first of.
     func deallocate() {
-        address.deallocate()
+        RawMemory.release(address)
     }
 
     /// The word `offset` words after this one, in the same allocation.
@@ -199,7 +199,8 @@ private final class Readers: @unchecked Sendable {  // `threads` is guarded by `
     static let shared = Readers()
 
     private let lock = Lock()
-    private var threads: [UnsafeMutablePointer<stimpak_thread_state>] = []
+    // The lock, not the runtime's exclusivity checks, keeps accesses apart (as in `Scope`).
+    @exclusivity(unchecked) private var threads: [UnsafeMutablePointer<stimpak_thread_state>] = []
 
     func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         lock.withLock { threads.append(thread) }

@@ -94,4 +94,15 @@ enum ScopeKey: Hashable, @unchecked Sendable {
         case .other(let other): hasher.combine(other.key)
         }
     }
+
+    /// The same hash in one call (the dictionary's customization point, and what `hashValue` calls): an
+    /// `Int`'s one-shot hash equals what `hash(into:)` feeds a `Hasher` for it, without building one.
+    func _rawHashValue(seed: Int) -> Int {
+        switch self {
+        case .integer(let integer): return integer._rawHashValue(seed: seed)
+        case .string(let string): return string._rawHashValue(seed: seed)
+        case .anonymous(let number): return AnonymousScopeKey(number: number)._rawHashValue(seed: seed)
+        case .other(let other): return other.key._rawHashValue(seed: seed)
+        }
+    }
 }
