@@ -96,8 +96,9 @@ extension Scope {
         case .cached(let box):
             // The route was chosen for (`Service`, `Args`), so the box holds a `Service`.
             return section.leave(copying: box, as: Service.self)
-        case .live(let object):
-            // A `.weak` instance, retained inside the section.
+        case .weak(let word):
+            // Loading a weak reference retains what it finds alive: inside the section, as required.
+            let object = Self.loadWeak(word)
             section.leave()
             if let instance = object as? Service { return instance }
             return try locked()
@@ -182,15 +183,20 @@ extension Scope {
                 boxBits = tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
             }
         case .weakRoot:
-            // Loading a weak reference retains what it finds alive: inside the section, as required.
-            if let object = bucket.pointee.rootWord?.withPublished(WeakBox.self, { $0.object }) ?? nil {
-                return .live(object)
-            }
-            boxBits = 0
+            // Loaded by the caller, out of line: a call here would cost every lookup its saved registers.
+            guard let word = bucket.pointee.rootWord else { return .locked }
+            return .weak(word)
         }
         if let box = UnsafeMutableRawPointer(bitPattern: boxBits) { return .cached(box) }
         guard let registration else { return .locked }
         return .uncreated(registration.toOpaque(), generation: generation)
+    }
+
+    /// The live instance of a `.weak` registration's ``WeakBox`` published in `word`, retained (call inside
+    /// the read section that found the word), or nil when it is gone or none is published.
+    @usableFromInline @inline(never)
+    static func loadWeak(_ word: AtomicWord) -> AnyObject? {
+        word.withPublished(WeakBox.self) { $0.object } ?? nil
     }
 
     /// Calls the factory of a transient registration that the read section pushed on this thread's
@@ -1005,8 +1011,9 @@ enum FastPath {
     /// A reused registration (an unretained `ServiceResolver<Service, Args>`) whose instance this scope
     /// has not published yet, found in the table of the registry's `generation`.
     case uncreated(UnsafeMutableRawPointer, generation: Int)
-    /// A live `.weak` instance, retained inside the read section.
-    case live(AnyObject)
+    /// A `.weak` registration's root word, whose ``WeakBox`` the caller loads inside the read section (a
+    /// nil instance goes to the locked path, which makes a new one).
+    case weak(AtomicWord)
     /// Nothing the lock-free path can serve.
     case locked
 }

@@ -27,9 +27,10 @@ final class LookupTable {
     struct Bucket {
         /// nil marks an empty bucket.
         var service: ObjectIdentifier?
-        var arguments: ObjectIdentifier
-        /// Whether the registration has a key, and the key's ``KeyHash``.
-        var isKeyed: Bool
+        /// The arguments' type identity, with bit 0 set when the registration has a key (type metadata
+        /// is 8-byte aligned): an unkeyed lookup compares two words, not three (see ``tagged(_:isKeyed:)``).
+        var arguments: UInt
+        /// The key's ``KeyHash`` (0 without a key).
         var keyHash: Int
         /// The type of the key's base and an unretained ``KeyBox`` of it: lookups compare keys as that type,
         /// never through `AnyHashable`.
@@ -77,7 +78,7 @@ final class LookupTable {
         self.shift = shift
         buckets = RawMemory.allocate(Bucket.self, count: capacity)
         let empty = Bucket(
-            service: nil, arguments: ObjectIdentifier(Void.self), isKeyed: false, keyHash: 0,
+            service: nil, arguments: 0, keyHash: 0,
             keyType: nil, typedKey: nil, registration: nil, route: .transient, index: 0, rootWord: nil)
         buckets.initialize(repeating: empty, count: capacity)
         var typedKeys: [AnyObject] = []
@@ -116,7 +117,7 @@ final class LookupTable {
         var position = Self.position(service, arguments, keyHash: keyHash, shift: shift)
         while buckets[position].service != nil { position = (position + 1) & mask }
         buckets[position] = Bucket(
-            service: service, arguments: arguments, isKeyed: typed != nil, keyHash: keyHash,
+            service: service, arguments: tagged(arguments, isKeyed: typed != nil), keyHash: keyHash,
             keyType: typed?.type, typedKey: typed.map { Unmanaged.passUnretained($0.box).toOpaque() },
             registration: registration, route: route, index: index, rootWord: rootWord)
     }
@@ -168,6 +169,12 @@ final class LookupTable {
         return Int(truncatingIfNeeded: (bits &* 0x9E37_79B9_7F4A_7C15) &>> UInt(truncatingIfNeeded: shift))
     }
 
+    /// A bucket's `arguments` word: the identity's bits, bit 0 set for a keyed registration.
+    @inline(__always)
+    static func tagged(_ arguments: ObjectIdentifier, isKeyed: Bool) -> UInt {
+        UInt(bitPattern: arguments) | (isKeyed ? 1 : 0)
+    }
+
     /// A published table's buckets, mask and generation, copied out of it inside a read section.
     struct Probe {
         let buckets: UnsafeMutablePointer<Bucket>
@@ -179,10 +186,11 @@ final class LookupTable {
         @inline(__always)
         func bucket(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> UnsafeMutablePointer<Bucket>? {
             var position = LookupTable.position(service, arguments, keyHash: 0, shift: shift)
+            let untagged = LookupTable.tagged(arguments, isKeyed: false)
             while true {
                 let bucket = buckets + position
                 guard let found = bucket.pointee.service else { return nil }
-                if found == service, bucket.pointee.arguments == arguments, !bucket.pointee.isKeyed {
+                if found == service, bucket.pointee.arguments == untagged {
                     return bucket
                 }
                 position = (position + 1) & mask
@@ -202,10 +210,11 @@ final class LookupTable {
             matches: (UnsafeMutableRawPointer) -> Bool
         ) -> UnsafeMutablePointer<Bucket>? {
             var position = LookupTable.position(service, arguments, keyHash: keyHash, shift: shift)
+            let keyed = LookupTable.tagged(arguments, isKeyed: true)
             while true {
                 let bucket = buckets + position
                 guard let found = bucket.pointee.service else { return nil }
-                if found == service, bucket.pointee.arguments == arguments, bucket.pointee.keyHash == keyHash,
+                if found == service, bucket.pointee.arguments == keyed, bucket.pointee.keyHash == keyHash,
                    bucket.pointee.keyType == keyType, let typedKey = bucket.pointee.typedKey, matches(typedKey) {
                     return bucket
                 }
