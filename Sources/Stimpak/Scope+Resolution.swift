@@ -27,8 +27,16 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
         guard let key else { return try resolveInstance(Service.self, arguments) }
+        return try resolveInstance(Service.self, arguments, anyKey: key)
+    }
+
+    /// The same for a key that is there: borrowed, so that looking into it copies nothing.
+    @inlinable
+    func resolveInstance<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, anyKey key: AnyHashable
+    ) throws(ResolutionError) -> Service {
         let base = key.base
-        switch CommonKey(base) {
+        switch CommonKey.of(base) {
         case .string(let string)?: return try resolveInstance(Service.self, arguments, typedKey: string)
         case .integer(let integer)?: return try resolveInstance(Service.self, arguments, typedKey: integer)
         case nil: break
@@ -54,8 +62,12 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
     ) throws(ResolutionError) -> Service {
         if Key.self == AnyHashable.self {
-            // `Key` is `AnyHashable`: the cast only renames the type.
-            return try resolveInstance(Service.self, arguments, key: unsafeBitCast(key, to: AnyHashable.self))
+            // `Key` is `AnyHashable`: the rebinding only renames the type (and, unlike a cast, copies nothing).
+            return try withUnsafePointer(to: key) { (pointer) throws(ResolutionError) -> Service in
+                try pointer.withMemoryRebound(to: AnyHashable.self, capacity: 1) { (key) throws(ResolutionError) -> Service in
+                    try resolveInstance(Service.self, arguments, anyKey: key.pointee)
+                }
+            }
         }
         let keyHash = KeyHash.of(key)
         let section = ReadSection.enter()

@@ -132,7 +132,7 @@ final class LookupTable {
 
         init?(_ key: AnyHashable) {
             let base = key.base
-            switch CommonKey(base) {
+            switch CommonKey.of(base) {
             case .string(let string)?: self.init(string, hash: KeyHash.of(string))
             case .integer(let integer)?: self.init(integer, hash: KeyHash.of(integer))
             case nil:
@@ -267,16 +267,17 @@ enum CommonKey {
     case string(String)
     case integer(Int)
 
+    /// The `String` or `Int` that `base` (a key's `AnyHashable.base`) holds, or nil. A function, not an
+    /// initializer: it borrows `base`, where an initializer would take (and so copy) it.
     @usableFromInline
-    init?(_ base: Any) {
+    static func of(_ base: Any) -> CommonKey? {
         func open<Base>(_ base: Base) -> CommonKey? {
             // `Base` is the type compared: the casts only rename it.
             if Base.self == String.self { return .string(unsafeBitCast(base, to: String.self)) }
             if Base.self == Int.self { return .integer(unsafeBitCast(base, to: Int.self)) }
             return nil
         }
-        guard let key = _openExistential(base, do: open) else { return nil }
-        self = key
+        return _openExistential(base, do: open)
     }
 }
 

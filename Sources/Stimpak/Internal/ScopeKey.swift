@@ -39,7 +39,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {
     /// (so `.other` holds none of these).
     init(erased key: AnyHashable) {
         let base = key.base
-        switch CommonKey(base) {
+        switch CommonKey.of(base) {
         case .integer(let integer)?: self = .integer(integer)
         case .string(let string)?: self = .string(string)
         case nil:
