@@ -43,8 +43,12 @@ final class LookupTable {
     }
 
     let mask: Int
-    /// 64 minus the bits of a position: a position is the top bits of a product (see ``position(_:_:keyHash:shift:)``).
+    /// 64 minus the bits of a position: a position is the top bits of a product (see
+    /// ``position(_:_:keyHash:multiplier:shift:)``).
     let shift: Int
+    /// The odd multiplier of the positions: the one of ``multipliers`` that leaves the fewest buckets away
+    /// from their first position (see ``init(_:generation:)``).
+    let multiplier: UInt
     let buckets: UnsafeMutablePointer<Bucket>
     /// The registry's generation when the table was built (see ``Registry/generation``).
     let generation: Int
@@ -52,6 +56,15 @@ final class LookupTable {
     private let registrations: [any Registration]
     private let typedKeys: [AnyObject]
 
+    /// Odd 64-bit constants with well-mixed bits (the golden ratio's, then SplitMix64's and MurmurHash3's).
+    private static let multipliers: [UInt] = [
+        0x9E37_79B9_7F4A_7C15, 0xBF58_476D_1CE4_E5B9, 0x94D0_49BB_1331_11EB, 0xFF51_AFD7_ED55_8CCD,
+        0xC4CE_B9FE_1A85_EC53, 0xD6E8_FEB8_6659_FD93, 0xA076_1D64_78BD_642F, 0xE703_7ED1_A0B4_28DB,
+    ]
+
+    /// Builds the table of `entries`: at most a quarter full, with the multiplier that puts the most buckets
+    /// at their first position, so that a lookup usually compares one bucket. A table is built once per
+    /// change of the registrations; trying a multiplier is one pass over the buckets that writes none.
     init(_ entries: [ServiceKey: Registry.Entry], generation: Int) {
         self.generation = generation
         // By index, so that only a provided entry's key is copied.
@@ -68,58 +81,99 @@ final class LookupTable {
             }
             entries.formIndex(after: &position)
         }
+        var filled: [Bucket] = []
+        filled.reserveCapacity(registrations.count + provided.count)
+        var typedKeys: [AnyObject] = []
+        for registration in registrations {
+            guard let route = registration.route,
+                  let bucket = Self.bucket(
+                      registration.serviceKey, registration: Unmanaged.passUnretained(registration), route: route,
+                      index: registration.index, rootWord: registration.rootWord, typedKeys: &typedKeys)
+            else { continue }
+            filled.append(bucket)
+        }
+        for (serviceKey, localsIndex) in provided {
+            guard let bucket = Self.bucket(
+                serviceKey, registration: nil, route: .provided, index: localsIndex, rootWord: nil, typedKeys: &typedKeys)
+            else { continue }
+            filled.append(bucket)
+        }
         var capacity = 8
         var shift = 61
-        while capacity < (registrations.count + provided.count) * 2 {
+        while capacity < filled.count * 4 {
             capacity *= 2
             shift -= 1
         }
         mask = capacity - 1
         self.shift = shift
+        let multiplier = Self.bestMultiplier(for: filled, mask: mask, shift: shift)
+        self.multiplier = multiplier
         buckets = RawMemory.allocate(Bucket.self, count: capacity)
         let empty = Bucket(
             service: nil, arguments: 0, keyHash: 0,
             keyType: nil, typedKey: nil, registration: nil, route: .transient, index: 0, rootWord: nil)
         buckets.initialize(repeating: empty, count: capacity)
-        var typedKeys: [AnyObject] = []
-        for registration in registrations {
-            guard let route = registration.route else { continue }
-            Self.insert(
-                registration.serviceKey, registration: Unmanaged.passUnretained(registration), route: route,
-                index: registration.index, rootWord: registration.rootWord, into: buckets, mask: mask, shift: shift,
-                typedKeys: &typedKeys)
-        }
-        for (serviceKey, localsIndex) in provided {
-            Self.insert(
-                serviceKey, registration: nil, route: .provided, index: localsIndex, rootWord: nil,
-                into: buckets, mask: mask, shift: shift, typedKeys: &typedKeys)
+        for bucket in filled {
+            var position = Self.position(of: bucket, multiplier: multiplier, shift: shift)
+            while buckets[position].service != nil { position = (position + 1) & mask }
+            buckets[position] = bucket
         }
         self.registrations = registrations
         self.typedKeys = typedKeys
     }
 
-    /// Puts a bucket for `serviceKey` in the first free position of its probe sequence; keeps its typed key
-    /// alive in `typedKeys`; leaves out a key whose base is not `Hashable`-openable (the locked path serves
-    /// it). Only during `init`.
-    private static func insert(
+    /// The bucket for `serviceKey`, its typed key kept alive in `typedKeys`; nil for a key whose base is not
+    /// `Hashable`-openable (the locked path serves it). Only during `init`.
+    private static func bucket(
         _ serviceKey: ServiceKey, registration: Unmanaged<AnyObject>?, route: Route, index: Int, rootWord: AtomicWord?,
-        into buckets: UnsafeMutablePointer<Bucket>, mask: Int, shift: Int, typedKeys: inout [AnyObject]
-    ) {
-        let service = ObjectIdentifier(serviceKey.service)
-        let arguments = ObjectIdentifier(serviceKey.arguments)
+        typedKeys: inout [AnyObject]
+    ) -> Bucket? {
         var typed: TypedKey?
         if let key = serviceKey.key {
-            guard let found = TypedKey(key) else { return }
+            guard let found = TypedKey(key) else { return nil }
             typedKeys.append(found.box)
             typed = found
         }
-        let keyHash = typed?.hash ?? 0
-        var position = Self.position(service, arguments, keyHash: keyHash, shift: shift)
-        while buckets[position].service != nil { position = (position + 1) & mask }
-        buckets[position] = Bucket(
-            service: service, arguments: tagged(arguments, isKeyed: typed != nil), keyHash: keyHash,
+        return Bucket(
+            service: ObjectIdentifier(serviceKey.service),
+            arguments: tagged(ObjectIdentifier(serviceKey.arguments), isKeyed: typed != nil), keyHash: typed?.hash ?? 0,
             keyType: typed?.type, typedKey: typed.map { Unmanaged.passUnretained($0.box).toOpaque() },
             registration: registration, route: route, index: index, rootWord: rootWord)
+    }
+
+    /// The first position of a filled bucket's probe.
+    private static func position(of bucket: Bucket, multiplier: UInt, shift: Int) -> Int {
+        position(bucket.service!, bucket.arguments, keyHash: bucket.keyHash, multiplier: multiplier, shift: shift)
+    }
+
+    /// Of ``multipliers``, the first that puts every bucket at its first position, or else the one whose
+    /// buckets lie the fewest positions away in all, inserted in `filled`'s order. A table of more than 64
+    /// buckets filled keeps the first: no multiplier spares so many every collision, and each try is a pass.
+    private static func bestMultiplier(for filled: [Bucket], mask: Int, shift: Int) -> UInt {
+        var best = multipliers[0]
+        guard filled.count <= 64 else { return best }
+        var bestDistance = Int.max
+        var taken = [Bool](repeating: false, count: mask + 1)
+        for multiplier in multipliers {
+            for position in taken.indices { taken[position] = false }
+            var distance = 0
+            for bucket in filled {
+                var position = Self.position(of: bucket, multiplier: multiplier, shift: shift)
+                while taken[position] {
+                    position = (position + 1) & mask
+                    distance += 1
+                }
+                taken[position] = true
+                // No better than the best so far: the next multiplier.
+                if distance >= bestDistance { break }
+            }
+            if distance < bestDistance {
+                best = multiplier
+                bestDistance = distance
+            }
+            if bestDistance == 0 { break }
+        }
+        return best
     }
 
     /// A registration's key as the buckets hold it: its ``KeyHash``, its base's type and a ``KeyBox`` of the
@@ -156,17 +210,22 @@ final class LookupTable {
 
     /// The table's memory, for lookups inside a read section: valid until the section ends, read without
     /// touching the table's reference count.
-    var probe: Probe { Probe(buckets: buckets, mask: mask, shift: shift, generation: generation) }
+    var probe: Probe {
+        Probe(buckets: buckets, mask: mask, shift: shift, multiplier: multiplier, generation: generation)
+    }
 
-    /// Mixes the type identities' addresses and the key's hash (0 without a key) into the first position
-    /// of a probe: Fibonacci hashing, one multiply whose top `64 - shift` bits are the position (type
-    /// metadata records lie close together, and the top bits spread such neighbours best).
+    /// Mixes the type identities' addresses (`arguments` as a bucket's word: its keyed bit is shifted out
+    /// with the alignment bits) and the key's hash (0 without a key) into the first position
+    /// of a probe: Fibonacci hashing, one multiply (by the table's `multiplier`) whose top `64 - shift` bits
+    /// are the position (type metadata records lie close together, and the top bits spread such neighbours best).
     @inline(__always)
-    static func position(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyHash: Int, shift: Int) -> Int {
+    static func position(
+        _ service: ObjectIdentifier, _ arguments: UInt, keyHash: Int, multiplier: UInt, shift: Int
+    ) -> Int {
         // Type metadata is 8-byte aligned: the low bits carry nothing.
-        let bits = (UInt(bitPattern: service) >> 3 &+ (UInt(bitPattern: arguments) >> 3) &* 0x9E37_79B9_7F4A_7C15)
+        let bits = (UInt(bitPattern: service) >> 3 &+ (arguments >> 3) &* 0x9E37_79B9_7F4A_7C15)
             ^ UInt(bitPattern: keyHash)
-        return Int(truncatingIfNeeded: (bits &* 0x9E37_79B9_7F4A_7C15) &>> UInt(truncatingIfNeeded: shift))
+        return Int(truncatingIfNeeded: (bits &* multiplier) &>> UInt(truncatingIfNeeded: shift))
     }
 
     /// A bucket's `arguments` word: the identity's bits, bit 0 set for a keyed registration.
@@ -175,18 +234,19 @@ final class LookupTable {
         UInt(bitPattern: arguments) | (isKeyed ? 1 : 0)
     }
 
-    /// A published table's buckets, mask and generation, copied out of it inside a read section.
+    /// A published table's buckets, mask, hashing and generation, copied out of it inside a read section.
     struct Probe {
         let buckets: UnsafeMutablePointer<Bucket>
         let mask: Int
         let shift: Int
+        let multiplier: UInt
         let generation: Int
 
         /// The bucket of the unkeyed (service, arguments), if the fast path serves it.
         @inline(__always)
         func bucket(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> UnsafeMutablePointer<Bucket>? {
-            var position = LookupTable.position(service, arguments, keyHash: 0, shift: shift)
             let untagged = LookupTable.tagged(arguments, isKeyed: false)
+            var position = LookupTable.position(service, untagged, keyHash: 0, multiplier: multiplier, shift: shift)
             while true {
                 let bucket = buckets + position
                 guard let found = bucket.pointee.service else { return nil }
@@ -209,8 +269,8 @@ final class LookupTable {
             _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
             matches: (UnsafeMutableRawPointer) -> Bool
         ) -> UnsafeMutablePointer<Bucket>? {
-            var position = LookupTable.position(service, arguments, keyHash: keyHash, shift: shift)
             let keyed = LookupTable.tagged(arguments, isKeyed: true)
+            var position = LookupTable.position(service, keyed, keyHash: keyHash, multiplier: multiplier, shift: shift)
             while true {
                 let bucket = buckets + position
                 guard let found = bucket.pointee.service else { return nil }
