@@ -69,11 +69,14 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         boxTypeWord.storeRelaxed(unsafeBitCast(type, to: UInt.self))
         return type
     }
-    /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
-    /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
     /// The metadata of `InstanceBox<Service>` once looked up (see ``boxType``), or 0.
     private let boxTypeWord: AtomicWord
+    /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
+    /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
     private let disposableCheck: AtomicWord
+    /// Whether `Service` is a class type (not a protocol's existential, not a value type): an instance's
+    /// dynamic type is then read from the object itself (see ``dynamicType(of:)``).
+    private let isClassService: Bool
     /// 1 once a transient registration's first instance was found not `Disposable`; 0 before (and forever
     /// if it was). Read and written atomically: a stale 0 only costs a check.
     @usableFromInline let transientCheck: AtomicWord
@@ -95,6 +98,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.disposesInstances = disposesInstances
         self.dependencyList = dependencies
         self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, key: key)
+        self.isClassService = Service.self is AnyClass && MemoryLayout<Service>.size == MemoryLayout<AnyObject>.size
         self.reuse = reuse
         self.index = index
         self.registry = registry
@@ -113,8 +117,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// dynamic type found to be neither is remembered, so that the runtime's conformance lookups (two casts,
     /// thousands of instructions) run only when the type changes or conforms.
     func disposal(of instance: Service) -> InstanceDisposal {
-        // Through `Any`: in generic code `type(of:)` of an existential `Service` is the existential type.
-        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any)))
+        let type = dynamicType(of: instance)
         if disposableCheck.loadRelaxed() == type { return .none }
         if let disposable = instance as? any Disposable {
             disposableCheck.storeRelaxed(type | 1)
@@ -126,6 +129,15 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         }
         disposableCheck.storeRelaxed(type)
         return .none
+    }
+
+    /// The identity of `instance`'s dynamic type: read from the object for a class `Service` (a subclass's
+    /// instance has its own), and otherwise through `Any`, since in generic code `type(of:)` of an
+    /// existential `Service` is the existential type (boxing it costs about 150 instructions more).
+    private func dynamicType(of instance: Service) -> UInt {
+        guard isClassService else { return UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any))) }
+        // `Service` is a class type: the value is one object reference, and the cast only renames it.
+        return UInt(bitPattern: ObjectIdentifier(Swift.type(of: unsafeBitCast(instance, to: AnyObject.self))))
     }
 
     /// The registration's key, or nil.

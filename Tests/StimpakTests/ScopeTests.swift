@@ -236,6 +236,29 @@ import Stimpak
             #expect(log.count(of: "dispose") == (round + 1) / 2)
         }
     }
+
+    @Test func subclassInstancesOfAClassServiceAreDisposedByTheirOwnType() {
+        class Handler: @unchecked Sendable {}
+        final class ClosingHandler: Handler, Disposable, @unchecked Sendable {
+            let log: EventLog
+            init(log: EventLog) { self.log = log }
+            func dispose() throws { log.append("dispose") }
+        }
+        let log = EventLog()
+        let made = Counter()
+        let container = Container()
+        // A class service's dynamic type is read from the object: a subclass that conforms is disposed.
+        container.register(Handler.self, reuse: .inScope) { () -> Handler in
+            made.increment()
+            return made.value % 2 == 0 ? ClosingHandler(log: log) : Handler()
+        }
+        for round in 0..<6 {
+            let scope = container.openScope(round)
+            _ = scope.resolve(Handler.self)
+            scope.dispose()
+            #expect(log.count(of: "dispose") == (round + 1) / 2)
+        }
+    }
 }
 
 protocol Plugin: AnyObject {}
