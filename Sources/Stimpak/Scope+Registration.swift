@@ -75,7 +75,9 @@ extension Scope {
         isMainActor: Bool
     ) throws(Failure) -> ServiceResolver<Service, Args> {
         // A replaced registration is retired: released out of the lock once no reader or factory uses it.
-        try registry.change { () throws(Failure) -> ServiceResolver<Service, Args> in
+        // Returned as `AnyObject`: a `ServiceResolver<Service, Args>` result would have the unspecialized caller
+        // look that type's metadata up once more per registration (a search of the runtime's cache).
+        let registered = try registry.change { () throws(Failure) -> AnyObject in
             let resolver = makeRegistration(
                 reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies,
                 factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
@@ -98,6 +100,8 @@ extension Scope {
             }
             return resolver
         }
+        // The closure returned the `ServiceResolver<Service, Args>` it made.
+        return unsafeDowncast(registered, to: ServiceResolver<Service, Args>.self)
     }
 
     /// A new registration with the decorators that apply to it. Call with the lock held.
