@@ -112,7 +112,9 @@ extension Scope {
             // Loading a weak reference retains what it finds alive: inside the section, as required.
             let object = Self.loadWeak(word)
             section.leave()
-            if let instance = object as? Service { return instance }
+            // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` became
+            // a bare `swift_dynamicCastClass`, which dereferences a nil (a dead instance) on Linux.
+            if let object, let instance = object as? Service { return instance }
             return try locked()
         case .transient(let registration):
             let status = section.leave(pushing: registration)
@@ -522,7 +524,8 @@ extension Scope {
 
     @inline(never)
     private static func liveWeakInstance<Service>(in box: WeakBox) throws(DeadInstance) -> Service {
-        guard let instance = box.object as? Service else { throw DeadInstance() }
+        // Unwrapped before the cast, as on the lock-free path (see `finish`).
+        guard let object = box.object, let instance = object as? Service else { throw DeadInstance() }
         return instance
     }
 

@@ -182,6 +182,64 @@ import Darwin
         #expect(inner.value?.code == .dependencyCycle)
     }
 
+    // MARK: A `.weak` instance that died, found by the lock-free path
+
+    /// How a test reaches a `.weak` registration: its service type (a class, or a protocol the class
+    /// conforms to), and its key (none, typed, or held as `AnyHashable`).
+    enum WeakForm: String, CaseIterable, Sendable, CustomStringConvertible {
+        case classType, protocolType, typedKey, anyHashableKey
+        var description: String { rawValue }
+
+        func register(_ container: Container, counting made: Counter) {
+            switch self {
+            case .classType:
+                container.register(Foo.self, { () -> Foo in made.increment(); return Foo() }, reuse: .weak)
+            case .protocolType:
+                container.register((any Speaker).self, { () -> any Speaker in made.increment(); return Loud() }, reuse: .weak)
+            case .typedKey, .anyHashableKey:
+                container.register(Foo.self, { () -> Foo in made.increment(); return Foo() }, reuse: .weak, key: "k")
+            }
+        }
+
+        /// One closure per form, on a concrete `Scope`, so that the optimizer specializes each resolve for
+        /// its service type: resolves through `any Resolving` here were left generic, and the generic cast
+        /// handles a nil that the specialized one did not.
+        var resolve: (Scope) -> AnyObject? {
+            switch self {
+            case .classType: { $0.resolve(Foo.self) }
+            case .protocolType: { $0.resolve((any Speaker).self) }
+            case .typedKey: { $0.resolve(Foo.self, key: "k") }
+            case .anyHashableKey: { $0.resolve(Foo.self, key: AnyHashable("k")) }
+            }
+        }
+    }
+
+    /// The published box of a `.weak` registration outlives its instance: the next resolve loads a nil
+    /// weak reference on the lock-free path (where a release build once cast that nil and crashed) and
+    /// must make a new instance.
+    @Test(arguments: WeakForm.allCases)
+    func deadWeakInstanceIsMadeAgain(form: WeakForm) throws {
+        let container = Container()
+        let made = Counter()
+        form.register(container, counting: made)
+        let resolve = form.resolve
+        for scope in [container.resolutionScope, container.openScope("request")] {
+            for _ in 0..<3 {
+                let before = made.value
+                weak var dropped: AnyObject?
+                do {
+                    let instance = try #require(resolve(scope))
+                    // Held: the same instance again, from the published box.
+                    #expect(resolve(scope) === instance)
+                    dropped = instance
+                }
+                // Nobody holds it now, so the next round finds the published box's reference nil.
+                #expect(dropped == nil)
+                #expect(made.value == before + 1, "one instance per round")
+            }
+        }
+    }
+
     // MARK: The depth guard follows the stack that is left
 
     @Test(arguments: [128 * 1024, 512 * 1024])
@@ -250,3 +308,6 @@ import Darwin
         pthread_join(thread, nil)
     }
 }
+
+protocol Speaker: AnyObject, Sendable {}
+final class Loud: Speaker {}
