@@ -194,17 +194,17 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         let oldEntries = old.entries
         for position in 0..<old.size where oldEntries[position].index != empty {
             table.entries[table.probe(oldEntries[position].index)] = oldEntries[position]
-            table.fields.pointee.count += 1
+            table.state.pointee.count += 1
         }
-        old.fields.pointee.ownsCaches = false
-        table.fields.pointee.replaced = old
+        old.state.pointee.ownsCaches = false
+        table.state.pointee.replaced = old
         return table
     }
 
     deinit {
         let entries = self.entries
         let size = self.size
-        if fields.pointee.ownsCaches {
+        if state.pointee.ownsCaches {
             for position in 0..<size { entries[position].cache?.release() }
         }
         entries.deinitialize(count: size)
@@ -218,6 +218,14 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     @inline(__always)
     private var entries: UnsafeMutablePointer<Entry> {
         withUnsafeMutablePointerToElements { $0 }
+    }
+
+    /// The fields only the lock's holder reads and writes, through a pointer of their own: an access through
+    /// `fields.pointee` covers the whole header, `size` included, which lock-free readers read meanwhile (the
+    /// thread sanitizer reports such an overlap as a Swift access race).
+    @inline(__always)
+    private var state: UnsafeMutablePointer<ScopeTableState> {
+        (UnsafeMutableRawPointer(fields) + ScopeTableHeader.stateOffset).assumingMemoryBound(to: ScopeTableState.self)
     }
 
     /// The number of entries: fixed when the table is made, so lock-free readers may read it.
@@ -259,7 +267,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     }
 
     /// Whether another entry fits without growing past half full.
-    var hasRoom: Bool { (fields.pointee.count + 1) * 2 <= size }
+    var hasRoom: Bool { (state.pointee.count + 1) * 2 <= size }
 
     /// Adds (or, when `index` has one, replaces) the cache of a registration; the table keeps it alive.
     /// Call with the container's lock held, when ``hasRoom``.
@@ -271,7 +279,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         old?.release()
         if old == nil {
             AtomicWord(words(at: position)).store(UInt(index))
-            fields.pointee.count += 1
+            state.pointee.count += 1
         }
     }
 
@@ -303,19 +311,29 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     }
 }
 
-/// A ``ScopeTable``'s fields before its entries. Written with the container's lock held.
+/// A ``ScopeTable``'s fields before its entries: `size`, which lock-free readers read, then the fields the
+/// lock's holder writes (reached through their own pointer, see ``ScopeTable``'s `state`).
 struct ScopeTableHeader {
     /// The number of entries, a power of two (the buffer's own `capacity` may be larger).
     let size: Int
+    var state = ScopeTableState()
+
+    /// Where `state` lies in the header (a stored property always has an offset; the fallback is the layout
+    /// of a struct whose first field is an `Int`).
+    static let stateOffset = MemoryLayout<ScopeTableHeader>.offset(of: \.state) ?? MemoryLayout<Int>.stride
+
+    init(size: Int) {
+        self.size = size
+    }
+}
+
+/// What a ``ScopeTable`` keeps besides its entries. Written and read with the container's lock held.
+struct ScopeTableState {
     var count = 0
     /// Whether this table owns the references in its entries (false once a larger copy took them over).
     var ownsCaches = true
     /// The smaller table this one replaced: lock-free readers may still be probing it.
     var replaced: ScopeTable?
-
-    init(size: Int) {
-        self.size = size
-    }
 }
 
 /// One ``ScopeTable`` entry: `index` is `UInt.max` while empty.
