@@ -70,13 +70,19 @@ extension Scope {
             }
         }
         let keyHash = KeyHash.of(key)
+        let service = ObjectIdentifier(Service.self)
+        let keyType = ObjectIdentifier(Key.self)
         let section = ReadSection.enter()
-        let found = fastPath(
-            ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyType: ObjectIdentifier(Key.self),
-            keyHash: keyHash
-        ) { typedKey in
-            // The bucket's key type is `Key`, so its box is a `KeyBox<Key>`.
-            Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
+        // The first bucket with the key's type and hash, its key compared here (no closure call on a hit).
+        var found = FastPath.locked
+        if let candidate = keyedCandidate(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash) {
+            // A bucket of key type `Key` holds a `KeyBox<Key>`.
+            func matches(_ typedKey: UnsafeMutableRawPointer) -> Bool {
+                Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
+            }
+            found = matches(candidate.typedKey)
+                ? fastPath(candidate)
+                : fastPath(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, matches: matches)
         }
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             guard let key = Self.erased(key) else { return try resolveInstance(Service.self, arguments) }
@@ -152,6 +158,25 @@ extension Scope {
             }
         }
         return fastPath(_openExistential(keyBase, do: find), generation: table.generation)
+    }
+
+    /// The first keyed bucket of (`service`, `arguments`) with `keyType` and `keyHash` (see
+    /// ``LookupTable/Probe/candidate(_:_:keyType:keyHash:)``), or nil. Call inside a read section.
+    @usableFromInline
+    func keyedCandidate(
+        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int
+    ) -> KeyedCandidate? {
+        guard let table = publishedTable(),
+              let bucket = table.candidate(service, arguments, keyType: keyType, keyHash: keyHash),
+              let typedKey = bucket.pointee.typedKey
+        else { return nil }
+        return KeyedCandidate(bucket: UnsafeMutableRawPointer(bucket), typedKey: typedKey, generation: table.generation)
+    }
+
+    /// Where the lock-free path found the candidate whose key the caller found equal.
+    @usableFromInline
+    func fastPath(_ candidate: KeyedCandidate) -> FastPath {
+        fastPath(candidate.bucket.assumingMemoryBound(to: LookupTable.Bucket.self), generation: candidate.generation)
     }
 
     /// The same for a key of a concrete type, compared by `matches` (see ``LookupTable/Probe/bucket(_:_:keyType:keyHash:matches:)``).
@@ -1015,6 +1040,16 @@ struct CachePlace {
 
 /// A `.weak` instance that nobody holds any more (see ``Scope/liveInstance(in:of:)``).
 struct DeadInstance: Error {}
+
+/// A keyed bucket whose key the caller compares (see ``Scope/keyedCandidate(_:_:keyType:keyHash:)``):
+/// valid until the read section it was found in ends.
+@usableFromInline
+struct KeyedCandidate {
+    let bucket: UnsafeMutableRawPointer
+    /// The bucket's unretained ``KeyBox``.
+    @usableFromInline let typedKey: UnsafeMutableRawPointer
+    let generation: Int
+}
 
 /// What the lock-free path found for a resolve.
 @usableFromInline

@@ -33,6 +33,31 @@ struct KeyTests {
         #expect(counter.value == (reuse == .transient ? 6 : reuse == .singleton ? 1 : 2))
     }
 
+    /// Keys of one type whose hashes are all equal: the lock-free path's first candidate is another key's
+    /// bucket for all but one of them, and the probe must go on to the key's own.
+    @Test("keys whose hashes collide each find their own registration")
+    func collidingKeys() throws {
+        struct Colliding: Hashable {
+            let id: Int
+            func hash(into hasher: inout Hasher) { hasher.combine(0) }
+        }
+        let container = Container()
+        var registered: [Int: Foo] = [:]
+        for id in 0..<6 {
+            let instance = Foo()
+            registered[id] = instance
+            container.register(Foo.self, reuse: .singleton, key: Colliding(id: id)) { instance }
+        }
+        let scope = container.openScope("request")
+        for round in 0..<2 {
+            for id in (0..<6).reversed() {
+                #expect(try scope.require(Foo.self, key: Colliding(id: id)) === registered[id], "key \(id), round \(round)")
+                #expect(try scope.require(Foo.self, key: AnyHashable(Colliding(id: id))) === registered[id])
+            }
+        }
+        #expect(scope.resolve(Foo.self, key: Colliding(id: 6)) == nil)
+    }
+
     @Test("an Optional key means its value, and nil means the unkeyed registration")
     func optionalKeys() throws {
         let container = Container()

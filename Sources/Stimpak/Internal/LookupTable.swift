@@ -257,6 +257,16 @@ final class LookupTable {
             }
         }
 
+        /// The first bucket of (service, arguments) with a key of `keyType` whose hash is `keyHash`: the
+        /// bucket of the key, unless another key of the type has the same hash (the caller compares the key,
+        /// and on a mismatch probes on with ``bucket(_:_:keyType:keyHash:matches:)``).
+        @inline(__always)
+        func candidate(
+            _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int
+        ) -> UnsafeMutablePointer<Bucket>? {
+            bucket(service, arguments, keyType: keyType, keyHash: keyHash) { _ in true }
+        }
+
         /// The bucket of (service, arguments, a key of type `keyType`), if the fast path serves it.
         ///
         /// `keyHash` is the key's ``KeyHash``, which is what the table stored for every type without a
@@ -302,7 +312,7 @@ enum KeyHash {
         return key.hashValue
     }
 
-    @usableFromInline
+    @inlinable @inline(__always)
     static func string(_ string: String) -> Int {
         func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
             var hash: UInt64 = 0xCBF2_9CE4_8422_2325
