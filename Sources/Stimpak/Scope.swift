@@ -98,7 +98,7 @@ public final class Scope: Resolving, @unchecked Sendable {
             table.set(cache, for: index)
             return
         }
-        let larger = table.map(ScopeTable.make(growing:)) ?? ScopeTable.make(capacity: 8)
+        let larger = table.map(ScopeTable.make(growing:)) ?? ScopeTable.make(capacity: 4)
         larger.set(cache, for: index)
         table = larger
         tableWord.publish(larger)

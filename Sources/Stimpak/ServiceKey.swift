@@ -54,6 +54,20 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
         hasher.combine(storedKey?.hash ?? 0)
     }
 
+    /// The hash the standard library's dictionaries and sets use: the two type identities and the key's
+    /// stored hash mixed with multiplies (a registry hashes every key again each time its dictionary
+    /// grows, and a `Hasher` costs several times this). Type identities are addresses, not input an
+    /// attacker chooses, and the key's hash is the key's own seeded `hashValue`.
+    public func _rawHashValue(seed: Int) -> Int {
+        var bits = UInt(bitPattern: ObjectIdentifier(service)) &* 0x9E37_79B9_7F4A_7C15
+        bits ^= UInt(bitPattern: ObjectIdentifier(arguments)) &* 0xC2B2_AE3D_27D4_EB4F
+        bits ^= UInt(bitPattern: storedKey?.hash ?? 0)
+        bits ^= bits >> 29
+        bits &*= 0xBF58_476D_1CE4_E5B9
+        bits ^= bits >> 32
+        return Int(bitPattern: bits) ^ seed
+    }
+
     /// Whether the registration takes runtime arguments.
     var hasArguments: Bool { ObjectIdentifier(arguments) != ObjectIdentifier(Void.self) }
 

@@ -58,6 +58,29 @@ struct KeyTests {
         #expect(scope.resolve(Foo.self, key: Colliding(id: 6)) == nil)
     }
 
+    /// Dictionaries and sets hash a service key with its own mix (no `Hasher`): keys equal as `AnyHashable`
+    /// (an `Int8` and an `Int`) must land together, and keys that differ only in the service, the arguments
+    /// or the key must stay apart.
+    @Test("service keys hash alike when equal and tell apart service, arguments and key")
+    func serviceKeyHashing() {
+        var keys = Set<ServiceKey>()
+        for index in 0..<200 {
+            keys.insert(ServiceKey(service: Foo.self, key: index))
+            keys.insert(ServiceKey(service: Foo.self, arguments: Int.self, key: index))
+            keys.insert(ServiceKey(service: Person.self, key: index))
+        }
+        keys.insert(ServiceKey(service: Foo.self))
+        #expect(keys.count == 601)
+        for index in 0..<200 {
+            #expect(keys.contains(ServiceKey(service: Foo.self, key: Int8(truncatingIfNeeded: index)))
+                == (index < 128), "key \(index) as an Int8")
+            #expect(keys.contains(ServiceKey(service: Person.self, key: AnyHashable(index))))
+            #expect(!keys.contains(ServiceKey(service: Person.self, arguments: Int.self, key: index)))
+        }
+        #expect(keys.contains(ServiceKey(service: Foo.self, key: nil)))
+        #expect(!keys.contains(ServiceKey(service: Person.self)))
+    }
+
     @Test("an Optional key means its value, and nil means the unkeyed registration")
     func optionalKeys() throws {
         let container = Container()

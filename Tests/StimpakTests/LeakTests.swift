@@ -81,7 +81,7 @@ import Darwin
         #expect(error?.code == .scopeDisposed)
     }
 
-    /// A scope's table grows from 8 entries to 128 while it caches 50 instances: each stays the one cached
+    /// A scope's table grows from 4 entries to 128 while it caches 50 instances: each stays the one cached
     /// (found by the lock-free path in the grown table and by the locked path), and disposing the scope frees
     /// them all with every table it outgrew.
     @Test func scopeTableGrowsAndFreesWhatItHeld() {

@@ -170,8 +170,8 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 /// Open addressing over the entries allocated at the end of the table's own object (one allocation). The
 /// locked path inserts and publishes under the container's lock; the lock-free path probes inside a read
 /// section, so the words it reads (`index`, `box`) are atomic, an entry's `box` is stored after its
-/// `index`, and nothing is ever removed. When the table is half full the scope publishes a larger copy
-/// that takes over the references and keeps the old one, which stays readable until the scope is disposed.
+/// `index`, and nothing is ever removed. When the table is three quarters full the scope publishes a larger
+/// copy that takes over the references and keeps the old one, which stays readable until the scope is disposed.
 ///
 /// The header and the entries are reached through pointers, not through `ManagedBuffer.header`, so that no
 /// access goes through the runtime's exclusivity checks: the container's lock keeps writers apart.
@@ -266,8 +266,9 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         return (0..<size).compactMap { entries[$0].cache?.takeUnretainedValue() }
     }
 
-    /// Whether another entry fits without growing past half full.
-    var hasRoom: Bool { (state.pointee.count + 1) * 2 <= size }
+    /// Whether another entry fits without growing past three quarters full: a probe always ends at an
+    /// empty entry, and a scope's first three caches fit in the smallest table (4 entries, 96 bytes).
+    var hasRoom: Bool { (state.pointee.count + 1) * 4 <= size * 3 }
 
     /// Adds (or, when `index` has one, replaces) the cache of a registration; the table keeps it alive.
     /// Call with the container's lock held, when ``hasRoom``.

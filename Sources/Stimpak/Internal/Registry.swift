@@ -78,8 +78,8 @@ final class Registry: @unchecked Sendable {
     /// at the next reclaim; and those a reclaim found still on some thread's resolution path (a transient's
     /// factory running), kept for a later one. The registry's end releases whatever is left: no factory
     /// can run then, since every resolve holds a scope, which holds the registry.
-    private var retiredRegistrations: [any Registration] = []
-    private var parkedRegistrations: [any Registration] = []
+    @exclusivity(unchecked) private var retiredRegistrations: [any Registration] = []
+    @exclusivity(unchecked) private var parkedRegistrations: [any Registration] = []
     /// Counts the instances stored in caches, to number them for the live report.
     @exclusivity(unchecked) private var creations = 0
     /// Whether caches keep weak references to their instances (``Container/tracksInstances``).
@@ -155,6 +155,8 @@ final class Registry: @unchecked Sendable {
 
     /// The retired registrations and the parked ones, to reclaim. Call with `lock` held.
     private func takeRetiredRegistrations() -> [any Registration] {
+        // A registration that replaces nothing (most of them) retires nothing: no array is touched.
+        if retiredRegistrations.isEmpty, parkedRegistrations.isEmpty { return [] }
         let taken = parkedRegistrations.isEmpty ? retiredRegistrations : retiredRegistrations + parkedRegistrations
         retiredRegistrations = []
         parkedRegistrations = []
