@@ -39,7 +39,7 @@ extension Scope {
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
         }
-        return try await resolveAwaiting(Service.self, arguments, key: Self.erased(key))
+        return try await resolveAwaiting(Service.self, arguments, key: Scope.erased(key))
     }
 
     /// The locked lookup for an `async` resolve, then the registration's creation, awaited.

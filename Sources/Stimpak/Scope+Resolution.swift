@@ -85,7 +85,7 @@ extension Scope {
                 : fastPath(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, matches: matches)
         }
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
-            guard let key = Self.erased(key) else { return try resolveInstance(Service.self, arguments) }
+            guard let key = Scope.erased(key) else { return try resolveInstance(Service.self, arguments) }
             if Key.self == String.self || Key.self == Int.self {
                 return try resolveLocked(Service.self, arguments, key: key)
             }
@@ -115,12 +115,7 @@ extension Scope {
             // The route was chosen for (`Service`, `Args`), so the box holds a `Service`.
             return section.leave(copying: box, as: Service.self)
         case .weak(let word):
-            // Loading a weak reference retains what it finds alive: inside the section, as required.
-            let object = Self.loadWeak(word)
-            section.leave()
-            // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` became
-            // a bare `swift_dynamicCastClass`, which dereferences a nil (a dead instance) on Linux.
-            if let object, let instance = object as? Service { return instance }
+            if let instance = Scope.loadWeakInstance(word, as: Service.self, section: section) { return instance }
             return try locked()
         case .transient(let registration):
             let status = section.leave(pushing: registration)
@@ -231,11 +226,22 @@ extension Scope {
         return .uncreated(registration.toOpaque(), generation: generation)
     }
 
-    /// The live instance of a `.weak` registration's ``WeakBox`` published in `word`, retained (call inside
-    /// the read section that found the word), or nil when it is gone or none is published.
+    /// The live instance of a `.weak` registration's ``WeakBox`` published in `word`, retained, or nil when
+    /// it is gone or none is published; leaves the read section that found the word.
+    ///
+    /// Out of line: inlined, this route kept the `async` resolve from being inlined into its caller (which
+    /// then paid an async frame and an executor check on every cached hit, three times the synchronous cost).
     @usableFromInline @inline(never)
-    static func loadWeak(_ word: AtomicWord) -> AnyObject? {
-        word.withPublished(WeakBox.self) { $0.object } ?? nil
+    static func loadWeakInstance<Service>(
+        _ word: AtomicWord, as type: Service.Type, section: ReadSection
+    ) -> Service? {
+        // Loading a weak reference retains what it finds alive: inside the section, as required.
+        let object = word.withPublished(WeakBox.self) { $0.object } ?? nil
+        section.leave()
+        // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` became a bare
+        // `swift_dynamicCastClass`, which dereferences a nil (a dead instance) on Linux.
+        guard let object else { return nil }
+        return object as? Service
     }
 
     /// Calls the factory of a transient registration that the read section pushed on this thread's
