@@ -81,7 +81,7 @@ extension Scope {
                 Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
             }
             found = matches(candidate.typedKey)
-                ? fastPath(candidate)
+                ? candidate.found
                 : fastPath(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, matches: matches)
         }
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
@@ -156,7 +156,9 @@ extension Scope {
     }
 
     /// The first keyed bucket of (`service`, `arguments`) with `keyType` and `keyHash` (see
-    /// ``LookupTable/Probe/candidate(_:_:keyType:keyHash:)``), or nil. Call inside a read section.
+    /// ``LookupTable/Probe/candidate(_:_:keyType:keyHash:)``), or nil: its key for the caller to compare, and
+    /// what the lock-free path found there, which serves the resolve when the key is equal (one call, not
+    /// two, on a hit). Call inside a read section.
     @usableFromInline
     func keyedCandidate(
         _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int
@@ -165,13 +167,7 @@ extension Scope {
               let bucket = table.candidate(service, arguments, keyType: keyType, keyHash: keyHash),
               let typedKey = bucket.pointee.typedKey
         else { return nil }
-        return KeyedCandidate(bucket: UnsafeMutableRawPointer(bucket), typedKey: typedKey, generation: table.generation)
-    }
-
-    /// Where the lock-free path found the candidate whose key the caller found equal.
-    @usableFromInline
-    func fastPath(_ candidate: KeyedCandidate) -> FastPath {
-        fastPath(candidate.bucket.assumingMemoryBound(to: LookupTable.Bucket.self), generation: candidate.generation)
+        return KeyedCandidate(typedKey: typedKey, found: fastPath(bucket, generation: table.generation))
     }
 
     /// The same for a key of a concrete type, compared by `matches` (see ``LookupTable/Probe/bucket(_:_:keyType:keyHash:matches:)``).
@@ -1051,10 +1047,10 @@ struct DeadInstance: Error {}
 /// valid until the read section it was found in ends.
 @usableFromInline
 struct KeyedCandidate {
-    let bucket: UnsafeMutableRawPointer
     /// The bucket's unretained ``KeyBox``.
     @usableFromInline let typedKey: UnsafeMutableRawPointer
-    let generation: Int
+    /// What the lock-free path found in the bucket: the resolve's route when the key is equal.
+    @usableFromInline let found: FastPath
 }
 
 /// What the lock-free path found for a resolve.

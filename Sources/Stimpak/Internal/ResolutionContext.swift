@@ -90,7 +90,7 @@ final class ResolutionContext {
     @inlinable @inline(__always)
     static var thread: UnsafeMutablePointer<stimpak_thread_state> {
         let state = stimpak_thread_get()
-        if state.pointee.context == nil { _ = makeCurrent() }
+        if state.pointee.context == nil { makeThreadContext() }
         return state
     }
 
@@ -352,4 +352,12 @@ final class InFlight: @unchecked Sendable {
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
+}
+
+/// Makes this thread's context on its first use. A free function, so that the read section's entry, inlined
+/// into every resolve, does not look up `ResolutionContext`'s metadata (a call the optimizer hoisted out of
+/// this rare branch into the hot path of some resolves).
+@usableFromInline @inline(never)
+func makeThreadContext() {
+    _ = ResolutionContext.makeCurrent()
 }
