@@ -115,7 +115,12 @@ extension Scope {
             // The route was chosen for (`Service`, `Args`), so the box holds a `Service`.
             return section.leave(copying: box, as: Service.self)
         case .weak(let word):
-            if let instance = Scope.loadWeakInstance(word, as: Service.self, section: section) { return instance }
+            // Loading a weak reference retains what it finds alive: inside the section, as required.
+            let object = Scope.loadWeak(word)
+            section.leave()
+            // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` became
+            // a bare `swift_dynamicCastClass`, which dereferences a nil (a dead instance) on Linux.
+            if let object, let instance = object as? Service { return instance }
             return try locked()
         case .transient(let registration):
             let status = section.leave(pushing: registration)
@@ -222,22 +227,15 @@ extension Scope {
         return .uncreated(registration.toOpaque(), generation: generation)
     }
 
-    /// The live instance of a `.weak` registration's ``WeakBox`` published in `word`, retained, or nil when
-    /// it is gone or none is published; leaves the read section that found the word.
+    /// The live instance of a `.weak` registration's ``WeakBox`` published in `word`, retained (call inside
+    /// the read section that found the word), or nil when it is gone or none is published.
     ///
-    /// Out of line: inlined, this route kept the `async` resolve from being inlined into its caller (which
-    /// then paid an async frame and an executor check on every cached hit, three times the synchronous cost).
+    /// Called as `Scope.loadWeak`, not `Self.loadWeak`, from the inlined resolve path: a use of the dynamic
+    /// `Self` there kept the `async` resolve from being inlined into its caller, which then paid an async
+    /// frame and an executor check on every cached hit (three times the synchronous resolve).
     @usableFromInline @inline(never)
-    static func loadWeakInstance<Service>(
-        _ word: AtomicWord, as type: Service.Type, section: ReadSection
-    ) -> Service? {
-        // Loading a weak reference retains what it finds alive: inside the section, as required.
-        let object = word.withPublished(WeakBox.self) { $0.object } ?? nil
-        section.leave()
-        // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` became a bare
-        // `swift_dynamicCastClass`, which dereferences a nil (a dead instance) on Linux.
-        guard let object else { return nil }
-        return object as? Service
+    static func loadWeak(_ word: AtomicWord) -> AnyObject? {
+        word.withPublished(WeakBox.self) { $0.object } ?? nil
     }
 
     /// Calls the factory of a transient registration that the read section pushed on this thread's
