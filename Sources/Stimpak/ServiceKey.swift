@@ -34,7 +34,12 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
     public init(service: Any.Type, arguments: Any.Type = Void.self, key: AnyHashable? = nil) {
         self.service = service
         self.arguments = arguments
-        self.storedKey = key.map(StoredKey.init)
+        // Consumed, so that the key moves into its box: each copy of an `AnyHashable` goes through its
+        // box's value witnesses (about 100 instructions), and a registration made two more.
+        switch consume key {
+        case .some(let key): storedKey = StoredKey(key)
+        case .none: storedKey = nil
+        }
     }
 
     public static func == (lhs: ServiceKey, rhs: ServiceKey) -> Bool {
