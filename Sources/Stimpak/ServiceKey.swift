@@ -16,7 +16,10 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
     /// value witnesses; a reference is one retain.
     private let storedKey: StoredKey?
 
-    private final class StoredKey: @unchecked Sendable {  // immutable; see the type's note on `AnyHashable`
+    /// The key's box, for code that reads the key without copying it (``LookupTable``), or nil.
+    var keyBox: StoredKey? { storedKey }
+
+    final class StoredKey: @unchecked Sendable {  // immutable; see the type's note on `AnyHashable`
         let key: AnyHashable
         let hash: Int
 

@@ -129,8 +129,8 @@ final class LookupTable {
         typedKeys: inout [AnyObject]
     ) -> Bucket? {
         var typed: TypedKey?
-        if let key = serviceKey.key {
-            guard let found = TypedKey(key) else { return nil }
+        if let box = serviceKey.keyBox {
+            guard let found = TypedKey(box) else { return nil }
             typedKeys.append(found.box)
             typed = found
         }
@@ -184,15 +184,17 @@ final class LookupTable {
         let type: ObjectIdentifier
         let box: AnyKeyBox
 
-        init?(_ key: AnyHashable) {
-            let base = key.base
+        /// The typed key of a registration's key, read in its ``ServiceKey``'s box (not copied: an
+        /// `AnyHashable` copy goes through its box's value witnesses).
+        init?(_ box: ServiceKey.StoredKey) {
+            let base = box.key.base
             switch CommonKey.of(base) {
             case .string(let string)?: self.init(string, hash: KeyHash.of(string))
             case .integer(let integer)?: self.init(integer, hash: KeyHash.of(integer))
             case nil:
-                // Neither a `String` nor an `Int`: its `KeyHash` is its `AnyHashable`'s hash.
+                // Neither a `String` nor an `Int`: its `KeyHash` is its `AnyHashable`'s hash, which the box keeps.
                 guard let hashable = base as? any Hashable else { return nil }
-                self.init(hashable, hash: key.hashValue)
+                self.init(hashable, hash: box.hash)
             }
         }
 
