@@ -13,21 +13,12 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
     public var key: AnyHashable? { storedKey?.key }
     /// The key and its hash, computed once, in a box: a service key is copied and hashed often (each time a
     /// dictionary that holds it grows), and copying or hashing an `AnyHashable` goes through its box's
-    /// value witnesses; a reference is one retain.
-    private let storedKey: StoredKey?
+    /// value witnesses; a reference is one retain. A registration's `String` or `Int` key is boxed in a
+    /// ``KeyBox`` of its own type, which the lookup table uses as it is.
+    private let storedKey: AnyKeyBox?
 
     /// The key's box, for code that reads the key without copying it (``LookupTable``), or nil.
-    var keyBox: StoredKey? { storedKey }
-
-    final class StoredKey: @unchecked Sendable {  // immutable; see the type's note on `AnyHashable`
-        let key: AnyHashable
-        let hash: Int
-
-        init(_ key: AnyHashable) {
-            self.key = key
-            self.hash = key.hashValue
-        }
-    }
+    var keyBox: AnyKeyBox? { storedKey }
 
     /// Creates a key.
     /// - Parameters:
@@ -40,7 +31,23 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
         // Consumed, so that the key moves into its box: each copy of an `AnyHashable` goes through its
         // box's value witnesses (about 100 instructions), and a registration made two more.
         switch consume key {
-        case .some(let key): storedKey = StoredKey(key)
+        case .some(let key): storedKey = AnyKeyBox(key)
+        case .none: storedKey = nil
+        }
+    }
+
+    /// A registration's key: a `String` or `Int` key is boxed as its own type too, so that building the
+    /// lookup table allocates no box of its own for it.
+    init(service: Any.Type, arguments: Any.Type, registeredKey key: consuming AnyHashable?) {
+        self.service = service
+        self.arguments = arguments
+        switch consume key {
+        case .some(let key):
+            switch CommonKey.of(key.base) {
+            case .string(let string)?: storedKey = KeyBox(string, key: key)
+            case .integer(let integer)?: storedKey = KeyBox(integer, key: key)
+            case nil: storedKey = AnyKeyBox(key)
+            }
         case .none: storedKey = nil
         }
     }
@@ -51,7 +58,7 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
             && Self.sameKey(lhs.storedKey, rhs.storedKey)
     }
 
-    private static func sameKey(_ left: StoredKey?, _ right: StoredKey?) -> Bool {
+    private static func sameKey(_ left: AnyKeyBox?, _ right: AnyKeyBox?) -> Bool {
         guard let left, let right else { return left == nil && right == nil }
         return left === right || (left.hash == right.hash && left.key == right.key)
     }

@@ -97,7 +97,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.isMainActor = isMainActor
         self.disposesInstances = disposesInstances
         self.dependencyList = dependencies
-        self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, key: consume key)
+        self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, registeredKey: consume key)
         self.isClassService = Service.self is AnyClass && MemoryLayout<Service>.size == MemoryLayout<AnyObject>.size
         self.reuse = reuse
         self.index = index

@@ -81,6 +81,37 @@ struct KeyTests {
         #expect(!keys.contains(ServiceKey(service: Person.self)))
     }
 
+    /// A registration's `String` or `Int` key is boxed as its own type when registered, and the lookup table
+    /// uses that box; a provided value's key, and a key of another type, get a box of the table's own.
+    @Test("provided values and registrations with String, Int and enum keys resolve typed and as AnyHashable")
+    func keyBoxesOfEveryOrigin() throws {
+        enum Slot: Hashable { case primary, secondary }
+        let container = Container()
+        container.registerProvided(Person.self, key: "user")
+        container.registerProvided(Person.self, key: 7)
+        container.registerProvided(Person.self, key: Slot.primary)
+        let registered = Foo()
+        container.register(Foo.self, reuse: .singleton, key: Slot.secondary) { registered }
+        let request = container.openScope("request")
+        let (user, seven, primary) = (Person("a", "user"), Person("b", "seven"), Person("c", "primary"))
+        request.provide(user, key: "user")
+        request.provide(seven, key: 7)
+        request.provide(primary, key: Slot.primary)
+        let below = request.openScope("below")
+        for _ in 0..<2 {
+            #expect(try below.require(Person.self, key: "user") === user)
+            #expect(try below.require(Person.self, key: AnyHashable("user")) === user)
+            #expect(try below.require(Person.self, key: 7) === seven)
+            #expect(try below.require(Person.self, key: AnyHashable(7)) === seven)
+            #expect(try below.require(Person.self, key: Slot.primary) === primary)
+            #expect(try below.require(Person.self, key: AnyHashable(Slot.primary)) === primary)
+            #expect(try below.require(Foo.self, key: Slot.secondary) === registered)
+            #expect(try below.require(Foo.self, key: AnyHashable(Slot.secondary)) === registered)
+        }
+        #expect(below.resolve(Person.self, key: "other") == nil)
+        #expect(below.resolve(Person.self, key: Slot.secondary) == nil)
+    }
+
     @Test("an Optional key means its value, and nil means the unkeyed registration")
     func optionalKeys() throws {
         let container = Container()

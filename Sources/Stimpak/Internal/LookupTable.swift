@@ -184,24 +184,41 @@ final class LookupTable {
         let type: ObjectIdentifier
         let box: AnyKeyBox
 
-        /// The typed key of a registration's key, read in its ``ServiceKey``'s box (not copied: an
-        /// `AnyHashable` copy goes through its box's value witnesses).
-        init?(_ box: ServiceKey.StoredKey) {
+        /// The typed key of a registration's key, from its ``ServiceKey``'s box: a `String` or `Int` key's box
+        /// is already a ``KeyBox`` of its type (see ``ServiceKey/init(service:arguments:registeredKey:)``);
+        /// any other key is read there (not copied: an `AnyHashable` copy goes through its box's value
+        /// witnesses) and boxed as its own type.
+        init?(_ box: AnyKeyBox) {
+            let boxType = ObjectIdentifier(Swift.type(of: box))
+            if boxType == ObjectIdentifier(KeyBox<String>.self) {
+                let string = unsafeDowncast(box, to: KeyBox<String>.self).value
+                self.init(hash: KeyHash.of(string), type: ObjectIdentifier(String.self), box: box)
+                return
+            }
+            if boxType == ObjectIdentifier(KeyBox<Int>.self) {
+                let integer = unsafeDowncast(box, to: KeyBox<Int>.self).value
+                self.init(hash: KeyHash.of(integer), type: ObjectIdentifier(Int.self), box: box)
+                return
+            }
             let base = box.key.base
             switch CommonKey.of(base) {
-            case .string(let string)?: self.init(string, hash: KeyHash.of(string))
-            case .integer(let integer)?: self.init(integer, hash: KeyHash.of(integer))
+            case .string(let string)?: self.init(string, hash: KeyHash.of(string), of: box)
+            case .integer(let integer)?: self.init(integer, hash: KeyHash.of(integer), of: box)
             case nil:
                 // Neither a `String` nor an `Int`: its `KeyHash` is its `AnyHashable`'s hash, which the box keeps.
                 guard let hashable = base as? any Hashable else { return nil }
-                self.init(hashable, hash: box.hash)
+                self.init(hashable, hash: box.hash, of: box)
             }
         }
 
-        private init<Base: Hashable>(_ base: Base, hash: Int) {
+        private init<Base: Hashable>(_ base: Base, hash: Int, of key: AnyKeyBox) {
+            self.init(hash: hash, type: ObjectIdentifier(Base.self), box: KeyBox(base, key: key.key, hash: key.hash))
+        }
+
+        private init(hash: Int, type: ObjectIdentifier, box: AnyKeyBox) {
             self.hash = hash
-            type = ObjectIdentifier(Base.self)
-            box = KeyBox(base)
+            self.type = type
+            self.box = box
         }
     }
 
@@ -353,21 +370,42 @@ enum CommonKey {
     }
 }
 
-/// A registration key with its type erased, for a lookup with a key held as `AnyHashable`.
+/// A key as ``ServiceKey`` keeps it (as `AnyHashable`, with its hash computed once) and, in a ``KeyBox``, as
+/// its concrete type too, for the lock-free path: a lookup with a key held as `AnyHashable` compares it here.
 @usableFromInline
-class AnyKeyBox {
+class AnyKeyBox: @unchecked Sendable {  // immutable; see `ServiceKey`'s note on `AnyHashable`
+    let key: AnyHashable
+    let hash: Int
+
+    init(_ key: AnyHashable) {
+        self.key = key
+        hash = key.hashValue
+    }
+
+    init(_ key: AnyHashable, hash: Int) {
+        self.key = key
+        self.hash = hash
+    }
+
     /// Whether the key at `base` is this key. `base` points to a value of this box's key type (the
-    /// bucket's key type was compared first).
+    /// bucket's key type was compared first); false for a box that is not a ``KeyBox``.
     func matches(_ base: UnsafeRawPointer) -> Bool { false }
 }
 
 /// A registration key held as its concrete type, so that a lookup compares it with the type's own `==`.
 @usableFromInline
-final class KeyBox<Key: Hashable>: AnyKeyBox {
+final class KeyBox<Key: Hashable>: AnyKeyBox, @unchecked Sendable {  // immutable, as its superclass
     @usableFromInline let value: Key
 
-    init(_ value: Key) {
+    /// `key` is `value` as `AnyHashable`.
+    init(_ value: Key, key: AnyHashable) {
         self.value = value
+        super.init(key)
+    }
+
+    init(_ value: Key, key: AnyHashable, hash: Int) {
+        self.value = value
+        super.init(key, hash: hash)
     }
 
     override func matches(_ base: UnsafeRawPointer) -> Bool {
