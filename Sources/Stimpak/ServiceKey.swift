@@ -29,7 +29,7 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
         self.service = service
         self.arguments = arguments
         // Consumed, so that the key moves into its box: each copy of an `AnyHashable` goes through its
-        // box's value witnesses (about 100 instructions), and a registration made two more.
+        // box's value witnesses (about 100 instructions), and a registration used to copy its key three times.
         switch consume key {
         case .some(let key): storedKey = AnyKeyBox(key)
         case .none: storedKey = nil
