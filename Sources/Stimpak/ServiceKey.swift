@@ -43,10 +43,11 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
         self.arguments = arguments
         switch consume key {
         case .some(let key):
+            let hash = key.hashValue
             switch CommonKey.of(key.base) {
-            case .string(let string)?: storedKey = KeyBox(string, key: key)
-            case .integer(let integer)?: storedKey = KeyBox(integer, key: key)
-            case nil: storedKey = AnyKeyBox(key)
+            case .string(let string)?: storedKey = KeyBox(string, key: key, hash: hash)
+            case .integer(let integer)?: storedKey = KeyBox(integer, key: key, hash: hash)
+            case nil: storedKey = AnyKeyBox(key, hash: hash)
             }
         case .none: storedKey = nil
         }

@@ -177,8 +177,7 @@ final class LookupTable {
     }
 
     /// A registration's key as the buckets hold it: its ``KeyHash``, its base's type and a ``KeyBox`` of the
-    /// base. `String` and `Int` keys are boxed as themselves; any other is opened as `any Hashable` (a
-    /// runtime cast), or left to the locked path when it can't be.
+    /// base (see ``AnyKeyBox/lookup``).
     private struct TypedKey {
         let hash: Int
         let type: ObjectIdentifier
@@ -188,37 +187,20 @@ final class LookupTable {
         /// is already a ``KeyBox`` of its type (see ``ServiceKey/init(service:arguments:registeredKey:)``);
         /// any other key is read there (not copied: an `AnyHashable` copy goes through its box's value
         /// witnesses) and boxed as its own type.
-        init?(_ box: AnyKeyBox) {
-            let boxType = ObjectIdentifier(Swift.type(of: box))
-            if boxType == ObjectIdentifier(KeyBox<String>.self) {
-                let string = unsafeDowncast(box, to: KeyBox<String>.self).value
-                self.init(hash: KeyHash.of(string), type: ObjectIdentifier(String.self), box: box)
-                return
-            }
-            if boxType == ObjectIdentifier(KeyBox<Int>.self) {
-                let integer = unsafeDowncast(box, to: KeyBox<Int>.self).value
-                self.init(hash: KeyHash.of(integer), type: ObjectIdentifier(Int.self), box: box)
-                return
-            }
-            let base = box.key.base
-            switch CommonKey.of(base) {
-            case .string(let string)?: self.init(string, hash: KeyHash.of(string), of: box)
-            case .integer(let integer)?: self.init(integer, hash: KeyHash.of(integer), of: box)
-            case nil:
-                // Neither a `String` nor an `Int`: its `KeyHash` is its `AnyHashable`'s hash, which the box keeps.
-                guard let hashable = base as? any Hashable else { return nil }
-                self.init(hashable, hash: box.hash, of: box)
-            }
-        }
-
-        private init<Base: Hashable>(_ base: Base, hash: Int, of key: AnyKeyBox) {
-            self.init(hash: hash, type: ObjectIdentifier(Base.self), box: KeyBox(base, key: key.key, hash: key.hash))
-        }
-
-        private init(hash: Int, type: ObjectIdentifier, box: AnyKeyBox) {
-            self.hash = hash
-            self.type = type
+        init?(_ key: AnyKeyBox) {
+            guard let box = key.lookup != nil ? key : Self.typedBox(of: key), let lookup = box.lookup
+            else { return nil }
+            hash = lookup.hash
+            type = lookup.type
             self.box = box
+        }
+
+        /// `key`'s base in a ``KeyBox`` of its own type (opened as `any Hashable`, a runtime cast), or nil
+        /// when it can't be, and the locked path serves it.
+        private static func typedBox(of key: AnyKeyBox) -> AnyKeyBox? {
+            guard let base = key.key.base as? any Hashable else { return nil }
+            func boxed<Base: Hashable>(_ base: Base) -> AnyKeyBox { KeyBox(base, key: key.key, hash: key.hash) }
+            return boxed(base)
         }
     }
 
@@ -375,17 +357,22 @@ enum CommonKey {
 @usableFromInline
 class AnyKeyBox: @unchecked Sendable {  // immutable; see `ServiceKey`'s note on `AnyHashable`
     let key: AnyHashable
+    /// `key.hashValue`.
     let hash: Int
-
-    init(_ key: AnyHashable) {
-        self.key = key
-        hash = key.hashValue
-    }
 
     init(_ key: AnyHashable, hash: Int) {
         self.key = key
         self.hash = hash
     }
+
+    convenience init(_ key: AnyHashable) {
+        let hash = key.hashValue
+        self.init(key, hash: hash)
+    }
+
+    /// The key's type and the hash the lookup table files it under, for a ``KeyBox``; nil for a box that
+    /// holds the key only as `AnyHashable`.
+    var lookup: (type: ObjectIdentifier, hash: Int)? { nil }
 
     /// Whether the key at `base` is this key. `base` points to a value of this box's key type (the
     /// bucket's key type was compared first); false for a box that is not a ``KeyBox``.
@@ -397,15 +384,17 @@ class AnyKeyBox: @unchecked Sendable {  // immutable; see `ServiceKey`'s note on
 final class KeyBox<Key: Hashable>: AnyKeyBox, @unchecked Sendable {  // immutable, as its superclass
     @usableFromInline let value: Key
 
-    /// `key` is `value` as `AnyHashable`.
-    init(_ value: Key, key: AnyHashable) {
-        self.value = value
-        super.init(key)
-    }
-
+    /// `key` is `value` as `AnyHashable`, and `hash` its `hashValue`.
     init(_ value: Key, key: AnyHashable, hash: Int) {
         self.value = value
         super.init(key, hash: hash)
+    }
+
+    /// A `String` or `Int` key is filed under its own ``KeyHash``; any other under its `AnyHashable`'s hash,
+    /// which for some types (a `UInt8`) is not the type's own, so that a typed lookup misses there and the
+    /// `AnyHashable` lookup finds it.
+    override var lookup: (type: ObjectIdentifier, hash: Int)? {
+        (ObjectIdentifier(Key.self), Key.self == String.self || Key.self == Int.self ? KeyHash.of(value) : hash)
     }
 
     override func matches(_ base: UnsafeRawPointer) -> Bool {
