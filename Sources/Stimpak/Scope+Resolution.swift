@@ -121,25 +121,29 @@ extension Scope {
             // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` became
             // a bare `swift_dynamicCastClass`, which dereferences a nil (a dead instance) on Linux.
             if let object, let instance = object as? Service { return instance }
-            return try locked()
         case .transient(let registration):
             let status = section.leave(pushing: registration)
             // Too deep: not pushed, so not protected; the locked path holds it and reports the error.
-            if status == 2 { return try locked() }
-            return try makeTransient(registration, isCycle: status == 1, arguments, thread: section.thread)
+            if status != 2 {
+                return try makeTransient(registration, isCycle: status == 1, arguments, thread: section.thread)
+            }
         case .uncreated(let registration, let generation):
             let resolver = section.leave(pinning: registration, as: ServiceResolver<Service, Args>.self)
             return try resolveUncreated(resolver, arguments, generation: generation)
         case .locked:
             section.leave()
-            return try locked()
         }
+        // One call of `locked` (inlined), whatever sent the resolve there: the section is left.
+        return try locked()
     }
 
     /// Where the lock-free path found the unkeyed (`service`, `arguments`): a published instance, a
     /// transient registration, or nothing it can serve. Call inside a read section: the pointers are valid
     /// until it ends.
-    @usableFromInline
+    ///
+    /// Inlined into the resolve, so that the caller's code switches once on the bucket's route, where a call
+    /// returned a ``FastPath`` to switch on again (the scoped routes are one call, ``scopedFastPath(_:generation:)``).
+    @inlinable @inline(__always)
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
         guard let table = publishedTable() else { return .locked }
         return fastPath(table.bucket(service, arguments), generation: table.generation)
@@ -189,38 +193,46 @@ extension Scope {
 
     /// The registry's published table's memory, or nil when this scope is disposed or none is published.
     /// Call inside a read section: the memory stays allocated until it ends.
-    @inline(__always)
-    private func publishedTable() -> LookupTable.Probe? {
+    @inlinable @inline(__always)
+    func publishedTable() -> LookupTable.Probe? {
         guard disposedWord.load() == 0 else { return nil }
         return registry.tableWord.withPublished(LookupTable.self) { $0.probe }
     }
 
-    @inline(__always)
-    private func fastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>?, generation: Int) -> FastPath {
+    @inlinable @inline(__always)
+    func fastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>?, generation: Int) -> FastPath {
         guard let bucket else { return .locked }
+        let boxBits: UInt
+        // Only a `.provided` bucket lacks a registration and a root word: unwrapped unchecked in the others.
+        switch bucket.pointee.route {
+        case .transient:
+            return .transient(bucket.pointee.registration.unsafelyUnwrapped.toOpaque())
+        case .root:
+            boxBits = bucket.pointee.rootWord.unsafelyUnwrapped.load()
+        case .scoped, .provided:
+            return scopedFastPath(bucket, generation: generation)
+        case .weakRoot:
+            // Loaded by the caller, out of line: a call here would cost every lookup its saved registers.
+            return .weak(bucket.pointee.rootWord.unsafelyUnwrapped)
+        }
+        if let box = UnsafeMutableRawPointer(bitPattern: boxBits) { return .cached(box) }
+        return .uncreated(bucket.pointee.registration.unsafelyUnwrapped.toOpaque(), generation: generation)
+    }
+
+    /// The same for a `.scoped` or `.provided` bucket, out of line: it reads this scope's published table.
+    @usableFromInline
+    func scopedFastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>, generation: Int) -> FastPath {
         // Nil only for a `.provided` bucket: what it does not find goes to the locked path.
         let registration = bucket.pointee.registration
         let boxBits: UInt
-        switch bucket.pointee.route {
-        case .transient:
-            guard let registration else { return .locked }
-            return .transient(registration.toOpaque())
-        case .root:
+        if parent == nil {
+            // Inside a factory, the locked path checks that no singleton captures the root's instance;
+            // the root publishes no provided value.
+            guard bucket.pointee.route == .scoped, stimpak_thread_get().pointee.depth == 0 else { return .locked }
             boxBits = bucket.pointee.rootWord?.load() ?? 0
-        case .scoped, .provided:
-            if parent == nil {
-                // Inside a factory, the locked path checks that no singleton captures the root's instance;
-                // the root publishes no provided value.
-                guard bucket.pointee.route == .scoped, stimpak_thread_get().pointee.depth == 0 else { return .locked }
-                boxBits = bucket.pointee.rootWord?.load() ?? 0
-            } else {
-                let index = bucket.pointee.index
-                boxBits = tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
-            }
-        case .weakRoot:
-            // Loaded by the caller, out of line: a call here would cost every lookup its saved registers.
-            guard let word = bucket.pointee.rootWord else { return .locked }
-            return .weak(word)
+        } else {
+            let index = bucket.pointee.index
+            boxBits = tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
         }
         if let box = UnsafeMutableRawPointer(bitPattern: boxBits) { return .cached(box) }
         guard let registration else { return .locked }
@@ -241,7 +253,7 @@ extension Scope {
     /// Calls the factory of a transient registration that the read section pushed on this thread's
     /// resolution path, which keeps the registration alive until it is popped here; or, when the push
     /// found it on the path already (`isCycle`, and then that earlier push keeps it alive), throws the cycle.
-    @inlinable
+    @inlinable @inline(__always)
     func makeTransient<Service, Args>(
         _ registration: UnsafeMutableRawPointer, isCycle: Bool, _ arguments: Args,
         thread: UnsafeMutablePointer<stimpak_thread_state>

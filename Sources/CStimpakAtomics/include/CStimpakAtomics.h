@@ -63,7 +63,7 @@ static inline stimpak_thread_state *_Nonnull stimpak_thread_get(void) {
 }
 
 // Enters the read section (the counter becomes odd), or counts a section nested in the open one.
-static inline void stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
+static inline __attribute__((always_inline)) void stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
     uintptr_t section = __atomic_load_n(&state->section, __ATOMIC_RELAXED);
     if (section & 1) {
         state->nesting += 1;
@@ -96,7 +96,7 @@ int stimpak_is_current_executor(const void *_Nullable identity, uintptr_t implem
 
 // Pushes `registration` on the path: 0, or 1 when it is already on it (a cycle), or 2 when the path
 // already holds `maximum` registrations or the stack is down to its reserve.
-static inline int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const void *_Nonnull registration,
+static inline __attribute__((always_inline)) int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const void *_Nonnull registration,
                                      uintptr_t maximum) {
     uintptr_t depth = state->depth;
     for (uintptr_t index = 0; index < depth; index++) {
@@ -109,10 +109,12 @@ static inline int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const
     return 0;
 }
 
-// Pops the innermost registration. A release store: what this thread did with the registration happens
-// before a reclaiming writer that sees it gone.
-static inline void stimpak_path_leave(stimpak_thread_state *_Nonnull state) {
-    __atomic_store_n(&state->depth, state->depth - 1, __ATOMIC_RELEASE);
+// Pops the innermost registration and returns the new depth. A release store: what this thread did with the
+// registration happens before a reclaiming writer that sees it gone.
+static inline __attribute__((always_inline)) uintptr_t stimpak_path_leave(stimpak_thread_state *_Nonnull state) {
+    uintptr_t depth = state->depth - 1;
+    __atomic_store_n(&state->depth, depth, __ATOMIC_RELEASE);
+    return depth;
 }
 
 // Whether `registration` is on the path of `state`'s thread, which may be running: for a reclaiming writer.

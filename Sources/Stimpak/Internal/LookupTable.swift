@@ -5,8 +5,10 @@
 /// one), so that a lookup neither hashes with SipHash for unkeyed services nor touches a reference count.
 /// Registrations the fast path can't serve (callbacks, comparators, scope-local values) are left out:
 /// a miss sends the resolve to the locked path, which knows everything.
+@usableFromInline
 final class LookupTable {
     /// What the fast path does with a registration.
+    @usableFromInline
     enum Route: UInt8 {
         /// Call the factory (no `resolved` callback).
         case transient
@@ -24,34 +26,37 @@ final class LookupTable {
         case provided
     }
 
+    @usableFromInline
     struct Bucket {
         /// nil marks an empty bucket.
-        var service: ObjectIdentifier?
+        @usableFromInline var service: ObjectIdentifier?
         /// The arguments' type identity, with bit 0 set when the registration has a key (type metadata
         /// is 8-byte aligned): an unkeyed lookup compares two words, not three (see ``tagged(_:isKeyed:)``).
-        var arguments: UInt
+        @usableFromInline var arguments: UInt
         /// The key's ``KeyHash`` (0 without a key).
-        var keyHash: Int
+        @usableFromInline var keyHash: Int
         /// The type of the key's base and an unretained ``KeyBox`` of it: lookups compare keys as that type,
         /// never through `AnyHashable`.
-        var keyType: ObjectIdentifier?
-        var typedKey: UnsafeMutableRawPointer?
-        var registration: Unmanaged<AnyObject>?
-        var route: Route
-        var index: Int
-        var rootWord: AtomicWord?
+        @usableFromInline var keyType: ObjectIdentifier?
+        @usableFromInline var typedKey: UnsafeMutableRawPointer?
+        /// nil only in a `.provided` bucket.
+        @usableFromInline var registration: Unmanaged<AnyObject>?
+        @usableFromInline var route: Route
+        @usableFromInline var index: Int
+        /// The registration's root word; nil only in a `.provided` bucket.
+        @usableFromInline var rootWord: AtomicWord?
     }
 
-    let mask: Int
+    @usableFromInline let mask: Int
     /// 64 minus the bits of a position: a position is the top bits of a product (see
     /// ``position(_:_:keyHash:multiplier:shift:)``).
-    let shift: Int
+    @usableFromInline let shift: Int
     /// The odd multiplier of the positions: the one of ``multipliers`` that leaves the fewest buckets away
     /// from their first position (see ``init(_:generation:)``).
-    let multiplier: UInt
-    let buckets: UnsafeMutablePointer<Bucket>
+    @usableFromInline let multiplier: UInt
+    @usableFromInline let buckets: UnsafeMutablePointer<Bucket>
     /// The registry's generation when the table was built (see ``Registry/generation``).
-    let generation: Int
+    @usableFromInline let generation: Int
     /// Keeps the registrations and typed keys the buckets point to alive.
     private let registrations: [any Registration]
     private let typedKeys: [AnyObject]
@@ -211,40 +216,51 @@ final class LookupTable {
 
     /// The table's memory, for lookups inside a read section: valid until the section ends, read without
     /// touching the table's reference count.
+    @inlinable
     var probe: Probe {
         Probe(buckets: buckets, mask: mask, shift: shift, multiplier: multiplier, generation: generation)
     }
 
-    /// Mixes the type identities' addresses (`arguments` as a bucket's word: its keyed bit is shifted out
-    /// with the alignment bits) and the key's hash (0 without a key) into the first position
+    /// Mixes the type identities' addresses (`arguments` as a bucket's word, with its keyed bit) and the
+    /// key's hash (0 without a key) into the first position
     /// of a probe: Fibonacci hashing, one multiply (by the table's `multiplier`) whose top `64 - shift` bits
     /// are the position (type metadata records lie close together, and the top bits spread such neighbours best).
-    @inline(__always)
+    @inlinable @inline(__always)
     static func position(
         _ service: ObjectIdentifier, _ arguments: UInt, keyHash: Int, multiplier: UInt, shift: Int
     ) -> Int {
-        // Type metadata is 8-byte aligned: the low bits carry nothing.
-        let bits = (UInt(bitPattern: service) >> 3 &+ (arguments >> 3) &* 0x9E37_79B9_7F4A_7C15)
-            ^ UInt(bitPattern: keyHash)
+        // Not shifted right by the 3 alignment bits: the position is the product's top bits, which every
+        // bit of the sum reaches.
+        let bits = (UInt(bitPattern: service) &+ arguments &* 0x9E37_79B9_7F4A_7C15) ^ UInt(bitPattern: keyHash)
         return Int(truncatingIfNeeded: (bits &* multiplier) &>> UInt(truncatingIfNeeded: shift))
     }
 
     /// A bucket's `arguments` word: the identity's bits, bit 0 set for a keyed registration.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func tagged(_ arguments: ObjectIdentifier, isKeyed: Bool) -> UInt {
         UInt(bitPattern: arguments) | (isKeyed ? 1 : 0)
     }
 
     /// A published table's buckets, mask, hashing and generation, copied out of it inside a read section.
+    @usableFromInline
     struct Probe {
-        let buckets: UnsafeMutablePointer<Bucket>
-        let mask: Int
-        let shift: Int
-        let multiplier: UInt
-        let generation: Int
+        @usableFromInline let buckets: UnsafeMutablePointer<Bucket>
+        @usableFromInline let mask: Int
+        @usableFromInline let shift: Int
+        @usableFromInline let multiplier: UInt
+        @usableFromInline let generation: Int
+
+        @inlinable
+        init(buckets: UnsafeMutablePointer<Bucket>, mask: Int, shift: Int, multiplier: UInt, generation: Int) {
+            self.buckets = buckets
+            self.mask = mask
+            self.shift = shift
+            self.multiplier = multiplier
+            self.generation = generation
+        }
 
         /// The bucket of the unkeyed (service, arguments), if the fast path serves it.
-        @inline(__always)
+        @inlinable @inline(__always)
         func bucket(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> UnsafeMutablePointer<Bucket>? {
             let untagged = LookupTable.tagged(arguments, isKeyed: false)
             var position = LookupTable.position(service, untagged, keyHash: 0, multiplier: multiplier, shift: shift)

@@ -52,7 +52,7 @@ struct AtomicWord {
         AtomicWord(address + offset)
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func load() -> UInt {
         stimpak_load(address)
     }
@@ -72,14 +72,14 @@ struct AtomicWord {
     }
 
     /// The published object, unretained: valid until the end of the read section it was loaded in.
-    @inline(__always)
-    private func loadPointer() -> UnsafeMutableRawPointer? {
+    @inlinable @inline(__always)
+    func loadPointer() -> UnsafeMutableRawPointer? {
         UnsafeMutableRawPointer(bitPattern: load())
     }
 
     /// Calls `body` with the published object, unretained, or returns nil when none is published. Call
     /// inside a read section, and keep nothing from `body` that outlives it without retaining it.
-    @inline(__always)
+    @inlinable @inline(__always)
     func withPublished<Object: AnyObject, Result>(_ type: Object.Type, _ body: (Object) -> Result) -> Result? {
         guard let pointer = loadPointer() else { return nil }
         return Unmanaged<Object>.fromOpaque(pointer)._withUnsafeGuaranteedRef(body)

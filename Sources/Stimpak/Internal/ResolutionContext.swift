@@ -145,8 +145,7 @@ final class ResolutionContext {
 
     @inlinable @inline(__always)
     static func leave(_ state: UnsafeMutablePointer<stimpak_thread_state>) {
-        stimpak_path_leave(state)
-        if state.pointee.has_graph != 0, state.pointee.depth == 0 { current.endGraph() }
+        if stimpak_path_leave(state) == 0, state.pointee.has_graph != 0 { current.endGraph() }
     }
 
     /// Pushes `registration` on this context's path (see ``enter(_:_:)``); call on the context's thread.
