@@ -75,27 +75,23 @@ final class LookupTable {
         // By index, so that only a provided entry's key is copied.
         var registrations: [any Registration] = []
         var provided: [(ServiceKey, Int)] = []
+        var filled: [Bucket] = []
+        var typedKeys: [AnyObject] = []
         registrations.reserveCapacity(entries.count)
+        filled.reserveCapacity(entries.count)
         var position = entries.startIndex
         while position != entries.endIndex {
             let entry = entries.values[position]
             if entry.hasScopeLocals {
                 provided.append((entries.keys[position], entry.localsIndex))
-            } else if let registration = entry.registration, registration.route != nil {
+            } else if let registration = entry.registration, let route = registration.route,
+                      let bucket = Self.bucket(
+                          registration.serviceKey, registration: Unmanaged.passUnretained(registration), route: route,
+                          index: registration.index, rootWord: registration.rootWord, typedKeys: &typedKeys) {
                 registrations.append(registration)
+                filled.append(bucket)
             }
             entries.formIndex(after: &position)
-        }
-        var filled: [Bucket] = []
-        filled.reserveCapacity(registrations.count + provided.count)
-        var typedKeys: [AnyObject] = []
-        for registration in registrations {
-            guard let route = registration.route,
-                  let bucket = Self.bucket(
-                      registration.serviceKey, registration: Unmanaged.passUnretained(registration), route: route,
-                      index: registration.index, rootWord: registration.rootWord, typedKeys: &typedKeys)
-            else { continue }
-            filled.append(bucket)
         }
         for (serviceKey, localsIndex) in provided {
             guard let bucket = Self.bucket(
@@ -193,8 +189,14 @@ final class LookupTable {
         /// any other key is read there (not copied: an `AnyHashable` copy goes through its box's value
         /// witnesses) and boxed as its own type.
         init?(_ key: AnyKeyBox) {
-            guard let box = key.lookup != nil ? key : Self.typedBox(of: key), let lookup = box.lookup
-            else { return nil }
+            var box = key
+            var lookup = key.lookup
+            if lookup == nil {
+                guard let typed = Self.typedBox(of: key) else { return nil }
+                box = typed
+                lookup = typed.lookup
+            }
+            guard let lookup else { return nil }
             hash = lookup.hash
             type = lookup.type
             self.box = box
