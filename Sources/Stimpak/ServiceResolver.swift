@@ -34,6 +34,8 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     private weak var registry: Registry?
     /// The root cache's published instance (an unretained ``InstanceBox``), or 0.
     let rootWord: AtomicWord
+    /// Holds `rootWord` and the three words after it.
+    private let wordBlock: WordBlock
 
     @exclusivity(unchecked) var matching: ArgumentMatching<Args> = .ignored {
         didSet {
@@ -81,6 +83,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// if it was). Read and written atomically: a stale 0 only costs a check.
     @usableFromInline let transientCheck: AtomicWord
 
+    /// Call with `registry`'s lock held: the registration's words are taken from it.
     init(
         key: AnyHashable?,
         reuse: Reuse,
@@ -103,14 +106,10 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.index = index
         self.registry = registry
         self.factory = factory
-        self.rootWord = .allocate(count: 4)
+        (self.rootWord, self.wordBlock) = registry.takeWords(4)
         self.disposableCheck = rootWord.advanced(by: 1)
         self.transientCheck = rootWord.advanced(by: 2)
         self.boxTypeWord = rootWord.advanced(by: 3)
-    }
-
-    deinit {
-        rootWord.deallocate()
     }
 
     /// How `instance` disposes itself: as a `Disposable`, as an `AsyncDisposable`, or not at all. The last

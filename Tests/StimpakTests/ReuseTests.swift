@@ -140,4 +140,33 @@ import Stimpak
         container.register(Foo.self) { Foo() }
         #expect(container.resolve(Foo.self) !== container.resolve(Foo.self))
     }
+
+    /// Registrations take their published words (a singleton's cached instance, a transient's disposal
+    /// check) from blocks the registry hands out: 300 of them span blocks of every size, and each keeps its
+    /// own, through an unregistration between them and with `Disposable` and plain instances mixed.
+    @Test func everyRegistrationKeepsItsOwnPublishedWords() {
+        let container = Container()
+        let log = EventLog()
+        for index in 0..<300 {
+            switch index % 3 {
+            case 0: container.register(Foo.self, reuse: .singleton, key: index) { Foo() }
+            case 1: container.register(Foo.self, { () -> Foo in Foo() }, key: index)
+            default: container.register(Tracked.self, { () -> Tracked in Tracked("\(index)", log: log) }, key: index)
+            }
+        }
+        #expect(container.unregister(Foo.self, key: 3))
+        let scope = container.openScope("request")
+        var singletons: [ObjectIdentifier] = []
+        for index in stride(from: 0, to: 300, by: 3) where index != 3 {
+            let first = scope.resolve(Foo.self, key: index)
+            #expect(first != nil && first === scope.resolve(Foo.self, key: index), "singleton \(index)")
+            if let first { singletons.append(ObjectIdentifier(first)) }
+            #expect(scope.resolve(Foo.self, key: index + 1) !== scope.resolve(Foo.self, key: index + 1))
+            // A `Disposable` transient is refused (nothing would dispose it), every time, not only the first.
+            #expect(scope.resolve(Tracked.self, key: index + 2) == nil)
+            #expect(scope.resolve(Tracked.self, key: index + 2) == nil)
+        }
+        #expect(scope.resolve(Foo.self, key: 3) == nil)
+        #expect(Set(singletons).count == 99)
+    }
 }

@@ -27,3 +27,34 @@ enum RawMemory {
         free(pointer)
     }
 }
+
+/// Zeroed atomic words for registrations, handed out in runs from blocks of several: each registration
+/// keeps its block alive (a retain, where a block of its own cost a `malloc` and a `free`), and a block is
+/// freed with the last registration made from it and the registry.
+///
+/// Only the registry's lock holder takes words (see ``Registry/takeWords(_:)``); a word itself is shared
+/// as its ``AtomicWord`` says.
+final class WordBlock: @unchecked Sendable {  // `used` is guarded by the registry's lock; the rest never changes
+    /// The block's first word: the run of the registration the block was made for.
+    let first: AtomicWord
+    let capacity: Int
+    private var used: Int
+
+    /// A block of `capacity` words, all 0, whose first `count` are taken.
+    init(capacity: Int, taking count: Int) {
+        self.capacity = Swift.max(capacity, count)
+        first = .allocate(count: self.capacity)
+        used = count
+    }
+
+    deinit {
+        first.deallocate()
+    }
+
+    /// The next `count` words (never handed out before, so still 0), or nil when fewer are left.
+    func take(_ count: Int) -> AtomicWord? {
+        guard count <= capacity - used else { return nil }
+        defer { used += count }
+        return first.advanced(by: used)
+    }
+}

@@ -80,6 +80,8 @@ final class Registry: @unchecked Sendable {
     /// can run then, since every resolve holds a scope, which holds the registry.
     @exclusivity(unchecked) private var retiredRegistrations: [any Registration] = []
     @exclusivity(unchecked) private var parkedRegistrations: [any Registration] = []
+    /// The block that registrations' published words are taken from (see ``takeWords(_:)``).
+    @exclusivity(unchecked) private var wordBlock: WordBlock?
     /// Counts the instances stored in caches, to number them for the live report.
     @exclusivity(unchecked) private var creations = 0
     /// Whether caches keep weak references to their instances (``Container/tracksInstances``).
@@ -122,6 +124,16 @@ final class Registry: @unchecked Sendable {
     func nextCreation() -> Int {
         creations += 1
         return creations
+    }
+
+    /// `count` words for a registration, all 0, and the block it keeps alive for them. Blocks grow from 16
+    /// words to 256, so that a small container takes little, and a large one a block per 64 registrations.
+    /// Call with `lock` held.
+    func takeWords(_ count: Int) -> (words: AtomicWord, block: WordBlock) {
+        if let block = wordBlock, let words = block.take(count) { return (words, block) }
+        let block = WordBlock(capacity: wordBlock.map { Swift.min($0.capacity * 2, 256) } ?? 16, taking: count)
+        wordBlock = block
+        return (block.first, block)
     }
 
     /// Call with `lock` held.
