@@ -3,26 +3,26 @@
 extension Scope {
     /// Finds or makes the instance registered for (`Service`, `Args`, `key`), awaiting an `async` factory.
     ///
-    /// The synchronous path runs first, so a cached instance or a synchronous service costs what it costs
-    /// there, without a suspension; only a registration whose factory is `async` (and not cached yet) goes on
+    /// The synchronous path runs first (one call, see ``resolveInstanceNotInlined(_:_:)``), so a cached
+    /// instance or a synchronous service costs about what it costs there, without a suspension; only a registration whose factory is `async` (and not cached yet) goes on
     /// to ``resolveAwaiting(_:_:key:)``.
     @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) async throws -> Service {
         do throws(ResolutionError) {
-            return try resolveInstance(Service.self, arguments, key: key)
+            return try resolveInstanceNotInlined(Service.self, arguments, key: key)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
         }
         return try await resolveAwaiting(Service.self, arguments, key: key)
     }
 
-    /// The same without a key: the synchronous path is the unkeyed one, inlined as a synchronous resolve's.
+    /// The same without a key: the synchronous path is the unkeyed one, one call to its specialization.
     @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args>(_ type: Service.Type, _ arguments: Args) async throws -> Service {
         do throws(ResolutionError) {
-            return try resolveInstance(Service.self, arguments)
+            return try resolveInstanceNotInlined(Service.self, arguments)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
         }
@@ -35,11 +35,35 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
     ) async throws -> Service {
         do throws(ResolutionError) {
-            return try resolveInstance(Service.self, arguments, typedKey: key)
+            return try resolveInstanceNotInlined(Service.self, arguments, typedKey: key)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
         }
         return try await resolveAwaiting(Service.self, arguments, key: Scope.erased(key))
+    }
+
+    /// The synchronous resolve, specialized in the caller but kept out of line: inlined whole (with a
+    /// transient's factory call), it made an `async` resolve too large for the optimizer to inline into its
+    /// caller, which then paid an async frame per resolve (four times the synchronous resolve in time).
+    @inlinable @inline(never)
+    func resolveInstanceNotInlined<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
+        try resolveInstance(Service.self, arguments)
+    }
+
+    /// The same with a key, for the same reason.
+    @inlinable @inline(never)
+    func resolveInstanceNotInlined<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service {
+        try resolveInstance(Service.self, arguments, key: key)
+    }
+
+    /// The same with a key of a concrete type.
+    @inlinable @inline(never)
+    func resolveInstanceNotInlined<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, typedKey key: Key
+    ) throws(ResolutionError) -> Service {
+        try resolveInstance(Service.self, arguments, typedKey: key)
     }
 
     /// The locked lookup for an `async` resolve, then the registration's creation, awaited.
