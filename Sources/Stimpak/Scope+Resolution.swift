@@ -142,7 +142,7 @@ extension Scope {
     /// until it ends.
     ///
     /// Inlined into the resolve, so that the caller's code switches once on the bucket's route, where a call
-    /// returned a ``FastPath`` to switch on again (the scoped routes are one call, ``scopedFastPath(_:generation:)``).
+    /// returned a ``FastPath`` to switch on again (the scoped routes are one call, ``scopedBoxBits(_:)``).
     @inlinable @inline(__always)
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
         guard let table = publishedTable() else { return .locked }
@@ -210,33 +210,30 @@ extension Scope {
         case .root:
             boxBits = bucket.pointee.rootWord.unsafelyUnwrapped.load()
         case .scoped, .provided:
-            return scopedFastPath(bucket, generation: generation)
+            guard let bits = scopedBoxBits(bucket) else { return .locked }
+            boxBits = bits
         case .weakRoot:
             // Loaded by the caller, out of line: a call here would cost every lookup its saved registers.
             return .weak(bucket.pointee.rootWord.unsafelyUnwrapped)
         }
         if let box = UnsafeMutableRawPointer(bitPattern: boxBits) { return .cached(box) }
-        return .uncreated(bucket.pointee.registration.unsafelyUnwrapped.toOpaque(), generation: generation)
+        // Nil only for a `.provided` bucket: what it does not find goes to the locked path.
+        guard let registration = bucket.pointee.registration else { return .locked }
+        return .uncreated(registration.toOpaque(), generation: generation)
     }
 
-    /// The same for a `.scoped` or `.provided` bucket, out of line: it reads this scope's published table.
+    /// Where a `.scoped` or `.provided` bucket's instance is published for this scope: its box's bits (0 when
+    /// none is yet), or nil when the locked path decides. Out of line: it reads this scope's published table.
     @usableFromInline
-    func scopedFastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>, generation: Int) -> FastPath {
-        // Nil only for a `.provided` bucket: what it does not find goes to the locked path.
-        let registration = bucket.pointee.registration
-        let boxBits: UInt
-        if parent == nil {
+    func scopedBoxBits(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>) -> UInt? {
+        guard parent != nil else {
             // Inside a factory, the locked path checks that no singleton captures the root's instance;
             // the root publishes no provided value.
-            guard bucket.pointee.route == .scoped, stimpak_thread_get().pointee.depth == 0 else { return .locked }
-            boxBits = bucket.pointee.rootWord?.load() ?? 0
-        } else {
-            let index = bucket.pointee.index
-            boxBits = tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
+            guard bucket.pointee.route == .scoped, stimpak_thread_get().pointee.depth == 0 else { return nil }
+            return bucket.pointee.rootWord?.load() ?? 0
         }
-        if let box = UnsafeMutableRawPointer(bitPattern: boxBits) { return .cached(box) }
-        guard let registration else { return .locked }
-        return .uncreated(registration.toOpaque(), generation: generation)
+        let index = bucket.pointee.index
+        return tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
     }
 
     /// The live instance of a `.weak` registration's ``WeakBox`` published in `word`, retained (call inside

@@ -189,14 +189,17 @@ final class LookupTable {
         /// any other key is read there (not copied: an `AnyHashable` copy goes through its box's value
         /// witnesses) and boxed as its own type.
         init?(_ key: AnyKeyBox) {
-            var box = key
-            var lookup = key.lookup
-            if lookup == nil {
-                guard let typed = Self.typedBox(of: key) else { return nil }
-                box = typed
-                lookup = typed.lookup
+            // The box's lookup asked once: for a `String` key it hashes the key.
+            if let lookup = key.lookup {
+                self.init(lookup, box: key)
+            } else if let box = Self.typedBox(of: key), let lookup = box.lookup {
+                self.init(lookup, box: box)
+            } else {
+                return nil
             }
-            guard let lookup else { return nil }
+        }
+
+        private init(_ lookup: (type: ObjectIdentifier, hash: Int), box: AnyKeyBox) {
             hash = lookup.hash
             type = lookup.type
             self.box = box
