@@ -113,12 +113,12 @@ extension Scope {
             lock.unlock()
             // One per outermost async resolve: kept on the chain of factories that is running.
             if let box = node?.graph.instance(for: resolver.index) {
-                return unsafeDowncast(box, to: InstanceBox<Service>.self).value
+                return resolver.instance(in: box)
             }
             let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
             if let node {
-                let kept = node.graph.keep(resolver.boxType.init(instance), for: resolver.index)
-                let instance = unsafeDowncast(kept, to: InstanceBox<Service>.self).value
+                let kept = node.graph.keep(resolver.cached(instance), for: resolver.index)
+                let instance = resolver.instance(in: kept)
                 if let onResolved { try runCallback(onResolved, resolver, self, instance) }
                 return instance
             }

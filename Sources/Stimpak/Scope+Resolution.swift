@@ -371,7 +371,7 @@ extension Scope {
                     let value = value as! Service
                     // An ancestor's value: published here too, so that the next resolve from this scope
                     // finds it lock-free, whatever the depth.
-                    if current !== self { publishBelowOwner(InstanceBox(value), index: entry.localsIndex) }
+                    if current !== self { publishBelowOwner(CachedInstance.object(for: value), index: entry.localsIndex) }
                     return .value(value)
                 case .registration(let registration)?:
                     // Stored under its own key, which holds the identities of `Service` and `Args`.
@@ -515,7 +515,7 @@ extension Scope {
         }
         guard registeredIn == nil else {
             // A scope's registration: every resolving scope publishes the instance at the locals index, the
-            // one place the `.provided` route reads (not a weak one's box, which is not an `InstanceBox`).
+            // one place the `.provided` route reads (not a weak one's box, which is not a cached instance).
             let memo = publishes && resolver.reuse.kind != .weak ? self : nil
             return CachePlace(owner: owner, slot: slot, publishes: false, memo: memo, memoIndex: localsIndex)
         }
@@ -551,8 +551,8 @@ extension Scope {
     func liveInstance<Service, Args>(
         in box: AnyObject, of resolver: ServiceResolver<Service, Args>
     ) throws(DeadInstance) -> Service {
-        // A slot holds the boxes of one registration, whose service type is `Service`.
-        guard resolver.reuse.kind == .weak else { return unsafeDowncast(box, to: InstanceBox<Service>.self).value }
+        // A slot holds the instances of one registration, whose service type is `Service`.
+        guard resolver.reuse.kind == .weak else { return resolver.instance(in: box) }
         return try Self.liveWeakInstance(in: unsafeDowncast(box, to: WeakBox.self))
     }
 
@@ -575,10 +575,10 @@ extension Scope {
         registry.lock.unlock()
         if let box = context.graphInstance(resolver.index) {
             // Kept by index, which names this registration, whose service type is `Service`.
-            return unsafeDowncast(box, to: InstanceBox<Service>.self).value
+            return resolver.instance(in: box)
         }
         let instance = try make(resolver, arguments, in: self, decorators: decorators, onResolved: nil, context: context)
-        context.keepGraphInstance(resolver.boxType.init(instance), index: resolver.index)
+        context.keepGraphInstance(resolver.cached(instance), index: resolver.index)
         if let onResolved {
             do {
                 try context.enter(resolver)
@@ -850,7 +850,7 @@ extension Scope {
         for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot, onDispose: DisposeHook<Service>?
     ) -> (box: AnyObject, record: DisposalRecord?)? {
         guard resolver.reuse.kind == .weak else {
-            return (resolver.boxType.init(instance), DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose))
+            return (resolver.cached(instance), DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose))
         }
         guard Swift.type(of: instance as Any) is AnyClass else { return nil }
         return (WeakBox(instance as AnyObject), nil)
@@ -866,13 +866,16 @@ extension Scope {
         slot.registration = resolver
         slot.owner = ObjectIdentifier(self)
         slot.creation = registry.nextCreation()
-        if registry.tracksInstances, let value = (box as? InstanceBox<Service>)?.value,
-           Swift.type(of: value as Any) is AnyClass {
-            tracked.append(TrackedInstance(service: resolver.serviceKey, instance: value as AnyObject))
+        if registry.tracksInstances, resolver.reuse.kind != .weak {
+            let value = resolver.instance(in: box)
+            if Swift.type(of: value as Any) is AnyClass {
+                tracked.append(TrackedInstance(service: resolver.serviceKey, instance: value as AnyObject))
+            }
         }
         guard publishes else { return flight }
         if parent == nil {
-            resolver.rootWord.publish(box)
+            // (A `.weak` registration's `WeakBox` is no `InstanceBox`: published as it is, for `.weakRoot`.)
+            resolver.rootWord.publish(instance: box)
         } else {
             publish(box, index: resolver.index)
         }
@@ -1063,7 +1066,7 @@ struct KeyedCandidate {
 /// What the lock-free path found for a resolve.
 @usableFromInline
 enum FastPath {
-    /// A published instance: an unretained `InstanceBox<Service>`.
+    /// A published instance: its word's bits, an unretained instance or box (see ``CachedInstance``).
     case cached(UnsafeMutableRawPointer)
     /// A transient registration without callbacks: an unretained `ServiceResolver<Service, Args>`.
     case transient(UnsafeMutableRawPointer)

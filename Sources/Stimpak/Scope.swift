@@ -107,7 +107,8 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// Every cache of this child scope (slots and instance caches). Call with the lock held.
     var tableCaches: [AnyObject] { table?.caches ?? [] }
 
-    /// Publishes an `.inScope` instance of this child scope for the lock-free path; its cache is set.
+    /// Publishes an `.inScope` instance (see ``CachedInstance``) of this child scope for the lock-free path;
+    /// its cache is set.
     func publish(_ box: AnyObject, index: Int) {
         table?.publish(box, for: index)
     }
@@ -247,7 +248,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// Call with the lock held.
     private func publishProvided<Service>(_ value: Service, index: Int) {
         if cache(for: index) == nil {
-            publishBelowOwner(InstanceBox(value), index: index)
+            publishBelowOwner(CachedInstance.object(for: value), index: index)
         } else {
             table?.unpublish(for: index)
         }

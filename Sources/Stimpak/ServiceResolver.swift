@@ -32,7 +32,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     let disposesInstances: Bool
     /// Weak: the registry holds its registrations, and a released container must free both.
     private weak var registry: Registry?
-    /// The root cache's published instance (an unretained ``InstanceBox``), or 0.
+    /// The root cache's published instance (unretained, see ``CachedInstance``), or 0.
     let rootWord: AtomicWord
     /// Holds `rootWord` and the three words after it.
     private let wordBlock: WordBlock
@@ -71,13 +71,26 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         boxTypeWord.storeRelaxed(unsafeBitCast(type, to: UInt.self))
         return type
     }
+    /// What a cache keeps for `instance` (see ``CachedInstance``): the instance itself for a class `Service`,
+    /// else a box.
+    func cached(_ instance: Service) -> AnyObject {
+        // A class `Service`'s value is one object reference: the cast only renames it.
+        isClassService ? unsafeBitCast(instance, to: AnyObject.self) : boxType.init(instance)
+    }
+
+    /// The instance in what ``cached(_:)`` made.
+    func instance(in cached: AnyObject) -> Service {
+        isClassService ? unsafeBitCast(cached, to: Service.self) : unsafeDowncast(cached, to: InstanceBox<Service>.self).value
+    }
+
     /// The metadata of `InstanceBox<Service>` once looked up (see ``boxType``), or 0.
     private let boxTypeWord: AtomicWord
     /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
     /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
     private let disposableCheck: AtomicWord
     /// Whether `Service` is a class type (not a protocol's existential, not a value type): an instance's
-    /// dynamic type is then read from the object itself (see ``dynamicType(of:)``).
+    /// dynamic type is then read from the object itself (see ``dynamicType(of:)``), and a cache keeps the
+    /// instance itself (see ``cached(_:)``).
     private let isClassService: Bool
     /// 1 once a transient registration's first instance was found not `Disposable`; 0 before (and forever
     /// if it was). Read and written atomically: a stale 0 only costs a check.
@@ -101,7 +114,7 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
         self.disposesInstances = disposesInstances
         self.dependencyList = dependencies
         self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, registeredKey: consume key)
-        self.isClassService = Service.self is AnyClass && MemoryLayout<Service>.size == MemoryLayout<AnyObject>.size
+        self.isClassService = CachedInstance.isItself(Service.self)
         self.reuse = reuse
         self.index = index
         self.registry = registry

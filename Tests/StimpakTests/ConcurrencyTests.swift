@@ -33,6 +33,8 @@ final class Counter: @unchecked Sendable {  // `value` is guarded by `lock`
     private let lock = TestLock()
     private var storage = 0
     func increment() { lock.withLock { storage += 1 } }
+    /// Increments, and returns the new value.
+    func next() -> Int { lock.withLock { storage += 1; return storage } }
     var value: Int { lock.withLock { storage } }
 }
 

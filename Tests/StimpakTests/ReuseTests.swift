@@ -169,4 +169,63 @@ import Stimpak
         #expect(scope.resolve(Foo.self, key: 3) == nil)
         #expect(Set(singletons).count == 99)
     }
+
+    /// A cache keeps a class instance as itself and anything else in a box, and the published word tells the
+    /// lock-free path which (a bit). Every representation (a class, values of one word and more, existentials
+    /// with and without witness tables, `AnyObject`, an optional, a metatype, a closure) comes back as it went
+    /// in: from the locked path (the first resolve) and the lock-free one (the next), in the root and in a
+    /// child scope, and for a `.scopedTo` instance from a scope below its owner.
+    @Test(arguments: [Reuse.singleton, .inScope, .scopedTo("session")])
+    func everyKindOfServiceComesBackFromItsCache(reuse: Reuse) {
+        let container = Container()
+        let session = container.openScope("session")
+        let request = session.openScope("request")
+        func check<Service>(
+            _ type: Service.Type, _ make: @escaping @Sendable () -> Service, _ name: String,
+            same: @escaping (Service, Service) -> Bool
+        ) {
+            container.register(Service.self, reuse: reuse) { make() }
+            // `.scopedTo` needs its scope: the root has none.
+            for scope in reuse == .scopedTo("session") ? [session, request] : [container.root, session, request] {
+                let first = scope.resolve(Service.self)
+                let second = scope.resolve(Service.self)
+                #expect(first.map { made in second.map { same(made, $0) } ?? false } ?? false, "\(name) in \(scope.key as Any)")
+            }
+        }
+        let counter = Counter()
+        check(Foo.self, { Foo() }, "a class", same: ===)
+        check(SmallValue.self, { SmallValue(number: counter.next()) }, "a one-word struct", same: ==)
+        check(LargeValue.self, { LargeValue(number: counter.next(), name: "large") }, "a larger struct", same: ==)
+        check(Int.self, { counter.next() }, "an Int", same: ==)
+        check((any Numbered).self, { NumberedObject(number: counter.next()) }, "an existential", same: { $0.number == $1.number })
+        check((any ObjectNumbered).self, { NumberedObject(number: counter.next()) }, "a class-bound existential", same: { $0 === $1 })
+        check(AnyObject.self, { Foo() }, "AnyObject", same: ===)
+        check(Optional<Foo>.self, { Foo() }, "an optional class", same: { $0 === $1 })
+        check(Foo.Type.self, { Foo.self }, "a metatype", same: ==)
+        check((@Sendable () -> Int).self, { { 7 } }, "a closure", same: { $0() == $1() })
+    }
+
+    @Test func providedValuesOfEveryKindComeBack() {
+        let container = Container()
+        let session = container.openScope("session")
+        let request = session.openScope("request")
+        let foo = Foo()
+        session.provide(foo)
+        session.provide(SmallValue(number: 1))
+        session.provide(LargeValue(number: 2, name: "large"))
+        session.provide(3)
+        for scope in [session, request, request] {
+            #expect(scope.resolve(Foo.self) === foo)
+            #expect(scope.resolve(SmallValue.self) == SmallValue(number: 1))
+            #expect(scope.resolve(LargeValue.self) == LargeValue(number: 2, name: "large"))
+            #expect(scope.resolve(Int.self) == 3)
+        }
+    }
 }
+
+/// Services of every representation, for the cache tests.
+struct SmallValue: Equatable, Sendable { let number: Int }
+struct LargeValue: Equatable, Sendable { let number: Int; let name: String }
+protocol Numbered: Sendable { var number: Int { get } }
+protocol ObjectNumbered: AnyObject, Sendable { var number: Int { get } }
+final class NumberedObject: Numbered, ObjectNumbered { let number: Int; init(number: Int) { self.number = number } }

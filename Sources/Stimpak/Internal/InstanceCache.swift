@@ -6,10 +6,10 @@ final class Slot {  // guarded by the container's lock
         case empty
         /// Being made on the thread of the context.
         case creating(ResolutionContext)
-        /// Made and cached (the `InstanceBox`), its `resolved` callback still running: the creating thread
-        /// gets it, others wait.
+        /// Made and cached (see ``CachedInstance``), its `resolved` callback still running: the creating
+        /// thread gets it, others wait.
         case initializing(AnyObject, ResolutionContext)
-        /// Made; the `InstanceBox<Service>` is what the lock-free path publishes.
+        /// Made; the cached instance (see ``CachedInstance``) is what the lock-free path publishes.
         case created(AnyObject)
         /// Being made by an `async` factory: tasks that want it await the creation (no thread blocks).
         case creatingAsync(AsyncCreation)
@@ -48,9 +48,46 @@ final class Slot {  // guarded by the container's lock
     }
 }
 
-/// A cached instance, boxed so that the lock-free path can publish it as one word whatever `Service` is.
+/// How a cache keeps a reused instance, and publishes it for the lock-free path: a class instance as itself
+/// (one strong reference: nothing to allocate), anything else (a value, an existential) in an
+/// ``InstanceBox``, so that it is one word whatever `Service` is.
+///
+/// The published word says which: its low bit (``boxBit``, free in an object's address) is set for a box.
+/// The writer decides, from the object it caches (`is AnyInstanceBox`), and the reader follows the bit, so
+/// the two cannot disagree about a type, whatever the optimizer folds where.
 @usableFromInline
-final class InstanceBox<Service> {
+enum CachedInstance {
+    /// The bit of a published word that marks an ``InstanceBox``.
+    @usableFromInline static let boxBit: UInt = 1
+
+    /// Whether an instance of `Service` is cached as itself: `Service` is a class, so its value is one strong
+    /// reference. (A class-bound protocol's existential carries witness tables: boxed.)
+    static func isItself<Service>(_ type: Service.Type) -> Bool {
+        Service.self is AnyClass && MemoryLayout<Service>.size == MemoryLayout<AnyObject>.size
+    }
+
+    /// What caches `value` (a `provide`d one): itself or a new box. A registration decides once, with
+    /// ``ServiceResolver/cached(_:)``.
+    static func object<Service>(for value: Service) -> AnyObject {
+        isItself(Service.self) ? unsafeBitCast(value, to: AnyObject.self) : InstanceBox(value)
+    }
+
+    /// The word that publishes `object`, a cached instance: its address, with ``boxBit`` for a box.
+    static func publishedBits(of object: AnyObject) -> UInt {
+        UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()) | (object is AnyInstanceBox ? boxBit : 0)
+    }
+}
+
+/// What every ``InstanceBox`` is, whatever its `Service`: so that publishing tells a box from an instance.
+@usableFromInline
+class AnyInstanceBox {
+    @usableFromInline init() {}
+}
+
+/// A cached value or existential (see ``CachedInstance``), boxed so that the lock-free path can publish it as
+/// one word.
+@usableFromInline
+final class InstanceBox<Service>: AnyInstanceBox {
     @usableFromInline let value: Service
 
     /// Required, so that a registration can make boxes through the metatype it stored (see
@@ -61,7 +98,7 @@ final class InstanceBox<Service> {
 }
 
 /// A `.weak` instance: the cache holds it weakly, so it lives only while someone else holds it. Immutable:
-/// published for the lock-free path like an `InstanceBox`, and replaced (retired, then released after the
+/// published for the lock-free path like a cached instance, and replaced (retired, then released after the
 /// readers) when its instance is gone.
 final class WeakBox {
     weak let object: AnyObject?
@@ -284,9 +321,10 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         }
     }
 
-    /// Publishes the box of the registration with `index`, which has an entry. Call with the lock held.
+    /// Publishes the cached instance (see ``CachedInstance``) of the registration with `index`, which has an
+    /// entry. Call with the lock held.
     func publish(_ box: AnyObject, for index: Int) {
-        AtomicWord(words(at: probe(UInt(index))) + 1).publish(box)
+        AtomicWord(words(at: probe(UInt(index))) + 1).publish(instance: box)
     }
 
     /// Unpublishes the box of `index`, if it has an entry; the entry keeps the box alive. Call with the lock
@@ -297,7 +335,8 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         AtomicWord(words(at: position) + 1).store(0)
     }
 
-    /// The published box of the registration with `index`, or 0. Call inside a read section.
+    /// The published instance's word (see ``CachedInstance``) of the registration with `index`, or 0. Call
+    /// inside a read section.
     @inline(__always)
     func box(for index: Int) -> UInt {
         let index = UInt(index)

@@ -91,6 +91,13 @@ struct AtomicWord {
         store(object.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0)
     }
 
+    /// Publishes a cached instance (see ``CachedInstance``) without retaining it: the instance itself, or its
+    /// box with ``CachedInstance/boxBit`` set. Its cache keeps it alive until it is unpublished and readers are
+    /// waited for.
+    func publish(instance object: AnyObject) {
+        store(CachedInstance.publishedBits(of: object))
+    }
+
     /// Publishes `object`, which the word then owns (a retain), in place of nothing.
     func publishOwned(_ object: AnyObject) {
         store(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))
@@ -130,9 +137,19 @@ struct ReadSection {
         stimpak_section_exit(thread)
     }
 
-    /// Copies the instance out of a published `InstanceBox<Service>` (retaining it), then leaves.
+    /// Copies a published instance (retaining it), then leaves. `published` is the word's bits (see
+    /// ``CachedInstance``): a class instance itself, or an `InstanceBox<Service>` with the box bit set.
     @inlinable @inline(__always)
-    func leave<Service>(copying box: UnsafeMutableRawPointer, as type: Service.Type) -> Service {
+    func leave<Service>(copying published: UnsafeMutableRawPointer, as type: Service.Type) -> Service {
+        let bits = UInt(bitPattern: published)
+        // Without the bit, the writer cached the instance itself, which it does only for a class `Service`
+        // (one word: the size test, which the compiler folds, only makes the cast compile for any `Service`).
+        if bits & CachedInstance.boxBit == 0, MemoryLayout<Service>.size == MemoryLayout<AnyObject>.size {
+            let pinned = Unmanaged<AnyObject>.fromOpaque(published).retain()
+            stimpak_section_exit(thread)
+            return unsafeBitCast(pinned.takeRetainedValue(), to: Service.self)
+        }
+        let box = UnsafeMutableRawPointer(bitPattern: bits & ~CachedInstance.boxBit).unsafelyUnwrapped
         let instance = Unmanaged<InstanceBox<Service>>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value }
         stimpak_section_exit(thread)
         return instance

@@ -4,7 +4,7 @@ protocol Registration: AnyObject, Sendable {
     var reuse: Reuse { get }
     /// Names the registration's cache in every scope.
     var index: Int { get }
-    /// The published instance of the root scope's cache (an unretained `InstanceBox`), or 0.
+    /// The published instance of the root scope's cache (unretained, see ``CachedInstance``), or 0.
     var rootWord: AtomicWord { get }
     /// Whether it may depend on shorter-lived services (``ServiceResolver/allowCaptiveDependencies()``).
     /// Call with the lock held.
