@@ -222,7 +222,7 @@ extension Scope {
         return .uncreated(registration.toOpaque(), generation: generation)
     }
 
-    /// Where a `.scoped` or `.provided` bucket's instance is published for this scope: its box's bits (0 when
+    /// Where a `.scoped` or `.provided` bucket's instance is published for this scope: its word's bits (0 when
     /// none is yet), or nil when the locked path decides. Out of line: it reads this scope's published table.
     @usableFromInline
     func scopedBoxBits(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>) -> UInt? {
@@ -545,7 +545,7 @@ extension Scope {
         return error
     }
 
-    /// The instance in a slot's box: a strong one always, a `.weak` one while someone holds it; throws when
+    /// The instance a slot caches (see ``CachedInstance``): a strong one always, a `.weak` one while someone holds it; throws when
     /// it is dead. Returned directly (no `Service?`): the callers run unspecialized, where an optional of a
     /// type parameter costs a metadata lookup on every call.
     func liveInstance<Service, Args>(
@@ -856,7 +856,7 @@ extension Scope {
         return (WeakBox(instance as AnyObject), nil)
     }
 
-    /// Caches a finished instance's box in `slot` of this scope and, when `publishes`, publishes it for
+    /// Caches a finished instance (see ``CachedInstance``) in `slot` of this scope and, when `publishes`, publishes it for
     /// the lock-free path. Call with the lock held.
     /// - Returns: The flight of the threads waiting for the instance, to finish once the lock is released.
     func store<Service, Args>(

@@ -272,7 +272,8 @@ public final class Scope: Resolving, @unchecked Sendable {
         unpublishBelow(index: index)
     }
 
-    /// Publishes `box` in this child scope's table for the lock-free path, held by `cache` (the box itself,
+    /// Publishes `box`, a cached instance (see ``CachedInstance``), in this child scope's table for the lock-free
+    /// path, held by `cache` (the cached instance itself,
     /// or the owner's slot of a `.scopedTo` instance): for what the scope provides itself, or found once in
     /// an ancestor (a `.scopedTo` instance, a `provide`d value). The owner keeps disposing what it made;
     /// disposing it disposes this scope first. A scope that already has an entry keeps it (see
@@ -283,7 +284,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         publish(box, index: index)
     }
 
-    /// The same, for a box that holds itself (a `provide`d value).
+    /// The same, for a cached instance that its entry holds itself (a `provide`d value).
     func publishBelowOwner(_ box: AnyObject, index: Int) {
         publishBelowOwner(box, box: box, index: index)
     }

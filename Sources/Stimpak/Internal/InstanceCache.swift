@@ -202,7 +202,7 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 }
 
 /// A child scope's caches by registration index: a ``Slot`` (arguments ignored) or an ``InstanceCache``
-/// (a comparator), and for a slot the instance box published for the lock-free path.
+/// (a comparator), and for a slot the instance published for the lock-free path (see ``CachedInstance``).
 ///
 /// Open addressing over the entries allocated at the end of the table's own object (one allocation). The
 /// locked path inserts and publishes under the container's lock; the lock-free path probes inside a read
@@ -327,7 +327,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         AtomicWord(words(at: probe(UInt(index))) + 1).publish(instance: box)
     }
 
-    /// Unpublishes the box of `index`, if it has an entry; the entry keeps the box alive. Call with the lock
+    /// Unpublishes the instance of `index`, if it has an entry; the entry keeps it alive. Call with the lock
     /// held.
     func unpublish(for index: Int) {
         let position = probe(UInt(index))
