@@ -235,12 +235,19 @@ extension Scope {
     }
 
     private func reportLocked() -> ScopeReport {
-        let caches: [AnyObject] = parent == nil
-            ? registry.entries.values.compactMap { $0.registration?.rootCacheObject }
+        let caches: [(cache: AnyObject, kept: (registration: AnyObject, creation: Int)?)] = parent == nil
+            ? registry.entries.values.compactMap { entry in entry.registration?.rootCacheObject.map { ($0, nil) } }
             : tableCaches
         var instances: [ScopeReport.Instance] = []
         let mine = ObjectIdentifier(self)
-        for cache in caches {
+        for (cache, kept) in caches {
+            // An instance this scope keeps as it is, without a slot (see `resolveInTable`).
+            if let (registration, creation) = kept {
+                guard let registration = registration as? any Registration else { continue }
+                instances.append(ScopeReport.Instance(
+                    service: registration.serviceKey, reuse: registration.reuse, creation: creation))
+                continue
+            }
             let slots = (cache as? SlotHolder)?.slots ?? [cache as? Slot].compactMap { $0 }
             for slot in slots where slot.owner == mine {
                 guard case .created = slot.state, let registration = slot.registration as? any Registration else { continue }

@@ -125,7 +125,9 @@ extension Scope {
             if let onResolved { try runCallback(onResolved, resolver, self, instance) }
             return instance
         case .singleton, .weak, .inScope, .scopedTo:
-            let place = try cachePlace(of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+            let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
+            let place = try cachePlace(
+                of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex)
             return try await resolve(place, of: resolver, factory, arguments, node: node)
         }
     }

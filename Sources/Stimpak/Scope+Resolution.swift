@@ -463,35 +463,48 @@ extension Scope {
             }
             return try resolveGraph(resolver, arguments)
         case .singleton, .weak, .inScope, .scopedTo:
-            let place = try cachePlace(of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+            let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
+            if registeredIn == nil, owner.parent != nil, resolver.isKeptInTable {
+                return try resolveInTable(resolver, arguments, owner: owner)
+            }
+            let place = try cachePlace(
+                of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex)
             return try resolve(
                 place.slot, of: resolver, arguments, owner: place.owner, publishes: place.publishes, memoIn: place.memo,
                 memoIndex: place.memoIndex)
         }
     }
 
-    /// Where a reused registration's instance for `arguments` is cached: the owner scope its reuse picks (with
-    /// the registering scope of a scope's registration in the root's place), the slot there, and where the
-    /// instance is published. Call with the lock held; returns with it held, or throws with it released.
-    func cachePlace<Service, Args>(
-        of resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope?, localsIndex: Int
-    ) throws(ResolutionError) -> CachePlace {
-        let lock = registry.lock
-        let owner: Scope
+    /// The scope whose cache keeps a reused registration's instances: the one its reuse picks, with the
+    /// registering scope of a scope's registration in the root's place. Call with the lock held; returns with
+    /// it held, or throws with it released.
+    func cacheOwner<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, registeredIn: Scope?
+    ) throws(ResolutionError) -> Scope {
         switch resolver.reuse.kind {
         case .singleton, .weak:
-            owner = registeredIn ?? root
+            return registeredIn ?? root
         case .scopedTo:
             // Comparing scope keys may run user code, so not under the lock (keys and parents never change).
+            let lock = registry.lock
             lock.unlock()
             guard let found = resolver.reuse.nearestScope(from: self, upTo: registeredIn) else {
                 throw noMatchingScope(for: resolver, upTo: registeredIn)
             }
             lock.lock()
-            owner = found
+            return found
         case .inScope, .transient, .graph:
-            owner = self
+            return self
         }
+    }
+
+    /// Where a reused registration's instance for `arguments` is cached in `owner` (see
+    /// ``cacheOwner(of:registeredIn:)``): the slot there, and where the instance is published. Call with the
+    /// lock held; returns with it held, or throws with it released.
+    func cachePlace<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, _ arguments: Args, owner: Scope, registeredIn: Scope?,
+        localsIndex: Int
+    ) throws(ResolutionError) -> CachePlace {
         let slot: Slot
         let publishes: Bool
         switch resolver.matching {
@@ -610,6 +623,143 @@ extension Scope {
         return error
     }
 
+    /// Resolves a registration whose instance `owner`, a child scope, keeps in its table as it is, with no
+    /// ``Slot`` (see ``ServiceResolver/isKeptInTable``): one allocation less per instance. While this thread
+    /// makes it, this thread's context marks the entry. A thread that finds another's mark (or a path that
+    /// needs a slot's states: a comparator set since, an async resolve) turns the entry into a slot first
+    /// (see ``inflatedSlot(_:of:)``), and the marking thread settles that slot. Call with the lock held;
+    /// returns with it released.
+    private func resolveInTable<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, owner: Scope
+    ) throws(ResolutionError) -> Service {
+        let lock = registry.lock
+        let index = resolver.index
+        guard !owner.isDisposedValue else {
+            lock.unlock()
+            throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
+        }
+        // A scope below the owner of a `.scopedTo` instance publishes it too, as `cachePlace` says.
+        let memo = owner !== self ? self : nil
+        guard let (cache, creation) = owner.tableEntry(for: index) else {
+            let context = ResolutionContext.current
+            owner.setCache(context, for: index)
+            let onDispose = resolver.onDispose
+            let decorators = resolver.decoratorsIfAny
+            lock.unlock()
+            return try makeInTable(
+                resolver, arguments, owner: owner, onDispose: onDispose, decorators: decorators, context: context)
+        }
+        guard creation == 0 else {
+            memo?.publishBelowOwner(cache, index: index)
+            lock.unlock()
+            // The entry of this registration's index holds its instance.
+            return resolver.instance(in: cache)
+        }
+        return try resolve(
+            owner.singleSlot(for: resolver), of: resolver, arguments, owner: owner, publishes: true, memoIn: memo,
+            memoIndex: index)
+    }
+
+    /// Runs the factory of a registration that `owner` keeps in its table (see
+    /// ``resolveInTable(_:_:owner:)``), then keeps and publishes the instance there, or in the slot a waiting
+    /// thread made of the entry. Called with the lock released and the entry marked with `context`.
+    private func makeInTable<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>,
+        _ arguments: Args,
+        owner: Scope,
+        onDispose: DisposeHook<Service>?,
+        decorators: [Decorator<Service>]?,
+        context: ResolutionContext
+    ) throws(ResolutionError) -> Service {
+        let lock = registry.lock
+        let index = resolver.index
+        let instance: Service
+        do {
+            instance = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
+        } catch {
+            lock.lock()
+            let flight = owner.endMarkedCreation(index, context: context)
+            lock.unlock()
+            flight?.finish()
+            throw error
+        }
+        let box = resolver.cached(instance)
+        let record = DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: onDispose)
+        lock.lock()
+        guard !owner.isDisposedValue else {
+            // The disposal took the table with the mark; a slot made of it is settled here.
+            let flight = owner.endMarkedCreation(index, context: context)
+            lock.unlock()
+            flight?.finish()
+            try? record?.dispose()
+            throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
+        }
+        if let record { owner.disposals.append(record) }
+        guard let slot = owner.takeInflatedSlot(index) else {
+            owner.setCache(box, for: index, kept: (resolver, registry.nextCreation()))
+            owner.track(box, of: resolver)
+            owner.publish(box, index: index)
+            lock.unlock()
+            return instance
+        }
+        // Published only while the slot is the entry (an instance cache may have taken it as its first slot).
+        let flight = owner.store(box, in: slot, of: resolver, publishes: owner.cache(for: index) === slot)
+        lock.unlock()
+        flight?.finish()
+        return instance
+    }
+
+    /// Ends this thread's creation at `index` that failed, or whose scope was disposed: clears its mark, or
+    /// settles the slot a waiting thread made of it, whose flight the caller finishes once the lock is
+    /// released. Call with the lock held.
+    func endMarkedCreation(_ index: Int, context: ResolutionContext) -> InFlight? {
+        if let slot = takeInflatedSlot(index) { return slot.settle(.empty) }
+        if cache(for: index) === context { clearCache(for: index) }
+        return nil
+    }
+
+    /// The slot another thread made of this thread's mark at `index` in this scope's table (see
+    /// ``inflatedSlot(_:of:)``), taken out of ``Registry/inflatedCreations``, or nil. Call with the lock held.
+    func takeInflatedSlot(_ index: Int) -> Slot? {
+        guard !registry.inflatedCreations.isEmpty else { return nil }
+        let scope = ObjectIdentifier(self)
+        guard let position = registry.inflatedCreations.firstIndex(where: { $0.scope == scope && $0.index == index })
+        else { return nil }
+        return registry.inflatedCreations.remove(at: position).slot
+    }
+
+    /// The slot that takes over an entry of this child scope's table that holds no slot (see
+    /// ``resolveInTable(_:_:owner:)``): for an instance kept as it is, a slot that holds it, with its
+    /// registration and creation number; for a thread's mark, a slot being made by that thread, which it
+    /// settles. Nil for the root scope and for an instance cache. Call with the lock held.
+    func inflatedSlot<Service, Args>(_ existing: AnyObject, of resolver: ServiceResolver<Service, Args>) -> Slot? {
+        guard parent != nil else { return nil }
+        let index = resolver.index
+        let slot = Slot()
+        if let maker = existing as? ResolutionContext {
+            slot.state = .creating(maker)
+            registry.inflatedCreations.append((ObjectIdentifier(self), index, slot))
+        } else {
+            guard let creation = tableEntry(for: index)?.creation, creation != 0 else { return nil }
+            slot.state = .created(existing)
+            slot.registration = resolver
+            slot.owner = ObjectIdentifier(self)
+            slot.creation = creation
+        }
+        setCache(slot, for: index)
+        return slot
+    }
+
+    /// Records `box`, a new instance of `resolver`, for ``survivors`` when the container tracks instances.
+    /// Call with the lock held.
+    func track<Service, Args>(_ box: AnyObject, of resolver: ServiceResolver<Service, Args>) {
+        guard registry.tracksInstances, resolver.reuse.kind != .weak else { return }
+        let value = resolver.instance(in: box)
+        if Swift.type(of: value as Any) is AnyClass {
+            tracked.append(TrackedInstance(service: resolver.serviceKey, instance: value as AnyObject))
+        }
+    }
+
     /// This scope's slot for an arguments-ignoring registration, made on first use. Call with the lock held.
     func singleSlot<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> Slot {
         switch storedCache(for: resolver) {
@@ -620,6 +770,7 @@ extension Scope {
             storeCache(slot, for: resolver)
             return slot
         case let .some(existing):
+            if let slot = inflatedSlot(existing, of: resolver) { return slot }
             // A comparator is never taken away, so this is not expected; serve the slot the cache kept.
             let cache = unsafeDowncast(existing, to: InstanceCache<Args>.self)
             if let earlier = cache.earlier { return earlier }
@@ -632,7 +783,10 @@ extension Scope {
     /// This scope's cache for a registration with a comparator, made on first use; a slot cached before
     /// the comparator was set is kept in it. Call with the lock held.
     func instanceCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> InstanceCache<Args> {
-        let existing = storedCache(for: resolver)
+        var existing = storedCache(for: resolver)
+        if let found = existing, !(found is Slot), let slot = inflatedSlot(found, of: resolver) {
+            existing = slot
+        }
         if let existing, !(existing is Slot) {
             // Caches are named by the registration's index, so this one was made for these `Args`.
             return unsafeDowncast(existing, to: InstanceCache<Args>.self)
@@ -866,12 +1020,7 @@ extension Scope {
         slot.registration = resolver
         slot.owner = ObjectIdentifier(self)
         slot.creation = registry.nextCreation()
-        if registry.tracksInstances, resolver.reuse.kind != .weak {
-            let value = resolver.instance(in: box)
-            if Swift.type(of: value as Any) is AnyClass {
-                tracked.append(TrackedInstance(service: resolver.serviceKey, instance: value as AnyObject))
-            }
-        }
+        track(box, of: resolver)
         guard publishes else { return flight }
         if parent == nil {
             // (A `.weak` registration's `WeakBox` is no `InstanceBox`: published as it is, for `.weakRoot`.)
@@ -1039,7 +1188,7 @@ enum Lookup<Service, Args> {
     case registration(ServiceResolver<Service, Args>, registeredIn: Scope?, localsIndex: Int)
 }
 
-/// Where a reused instance is cached and published (see ``Scope/cachePlace(of:_:registeredIn:localsIndex:)``).
+/// Where a reused instance is cached and published (see ``Scope/cachePlace(of:_:owner:registeredIn:localsIndex:)``).
 struct CachePlace {
     let owner: Scope
     let slot: Slot

@@ -92,20 +92,33 @@ public final class Scope: Resolving, @unchecked Sendable {
         table?.cache(for: index)
     }
 
-    /// Sets this child scope's cache for the registration with `index`, growing the table if it is full.
-    func setCache(_ cache: AnyObject, for index: Int) {
+    /// Sets this child scope's cache for the registration with `index`, growing the table if it is full;
+    /// `kept` describes an instance kept as it is (see ``resolveInTable(_:_:owner:)``).
+    func setCache(_ cache: AnyObject, for index: Int, kept: (registration: AnyObject, creation: Int)? = nil) {
         if let table, table.hasRoom {
-            table.set(cache, for: index)
+            table.set(cache, for: index, kept: kept)
             return
         }
         let larger = table.map(ScopeTable.make(growing:)) ?? ScopeTable.make(capacity: 4)
-        larger.set(cache, for: index)
+        larger.set(cache, for: index, kept: kept)
         table = larger
         tableWord.publish(larger)
     }
 
-    /// Every cache of this child scope (slots and instance caches). Call with the lock held.
-    var tableCaches: [AnyObject] { table?.caches ?? [] }
+    /// Drops this child scope's cache for `index` (see ``ScopeTable/clear(for:)``).
+    func clearCache(for index: Int) {
+        table?.clear(for: index)
+    }
+
+    /// This child scope's cache for `index` and, for an instance kept as it is, its creation number (else 0).
+    /// Call with the lock held.
+    func tableEntry(for index: Int) -> (cache: AnyObject, creation: Int)? {
+        table?.entry(for: index)
+    }
+
+    /// Every cache of this child scope (slots, instance caches, instances kept as they are with their
+    /// registrations and creation numbers). Call with the lock held.
+    var tableCaches: [(cache: AnyObject, kept: (registration: AnyObject, creation: Int)?)] { table?.caches ?? [] }
 
     /// Publishes an `.inScope` instance (see ``CachedInstance``) of this child scope for the lock-free path;
     /// its cache is set.

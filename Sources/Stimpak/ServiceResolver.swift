@@ -155,6 +155,13 @@ public final class ServiceResolver<Service, Args>: Registration, @unchecked Send
     /// The registration's key, or nil.
     public var key: AnyHashable? { serviceKey.key }
 
+    /// Whether a child scope keeps its instance in its table as it is, with no ``Slot`` (see
+    /// ``Scope/resolveInTable(_:_:owner:)``): `.inScope` or `.scopedTo`, arguments ignored, no `resolved`
+    /// callback, a synchronous factory. Call with the lock held.
+    var isKeptInTable: Bool {
+        (reuse.kind == .inScope || reuse.kind == .scopedTo) && ignoresArguments && !hasResolvedCallback && !hasAsyncFactory
+    }
+
     /// Whether a synchronous resolve on this thread cannot make an instance: the factory is `async`, or runs
     /// on the main actor and this is not the main thread.
     var requiresAwaitHere: Bool {

@@ -32,6 +32,26 @@ import Stimpak
         #expect(scope.resolve(Person.self, ("STEVE", "JOBS")) === steve)
     }
 
+    /// A comparator set after a scope made its instance (kept in the scope's table until then): that instance
+    /// stays in the scope, listed by its report, until the scope is disposed; the comparator decides from
+    /// then on.
+    @Test func comparatorSetAfterAnInstanceWasMadeKeepsThatInstanceInTheScope() {
+        let container = Container()
+        let registration = container.register(
+            Person.self, { (_ a: String, _ b: String) in Person(a, b) }, reuse: .inScope)
+        let scope = container.openScope("s")
+        weak let first = scope.resolve(Person.self, ("Ada", "Lovelace"))
+        #expect(first != nil)
+        registration.compareArgsBy { $0 == $1 }
+        let alan = scope.resolve(Person.self, ("Alan", "Turing"))
+        #expect(alan?.first == "Alan")
+        #expect(scope.resolve(Person.self, ("Alan", "Turing")) === alan)
+        #expect(first != nil, "the first instance lives as long as the scope")
+        #expect(scope.report().instances.map(\.creation) == [1, 2])
+        scope.dispose()
+        #expect(first == nil)
+    }
+
     @Test func comparatorMayResolveFromTheContainer() {
         let container = Container()
         container.register(Clock.self, reuse: .singleton)

@@ -350,6 +350,70 @@ final class ResultBox: @unchecked Sendable {  // `storage` is guarded by `lock`
         }
     }
 
+    /// A scope keeps an `.inScope` instance in its table, marked by the making thread while it is made;
+    /// waiting threads turn the mark into a slot. Disposing the scope meanwhile must wake them, hand the
+    /// instance to no one, and dispose it.
+    @Test func disposingTheScopeWhileItsInstanceIsMadeWakesTheWaiters() {
+        for round in 0..<10 {
+            let log = EventLog()
+            let started = Signal()
+            let finish = Signal()
+            // A waiter nobody wakes would time out (`waitTimeout`) instead of hanging the test.
+            let container = Container(waitLimit: .seconds(2))
+            container.register(Tracked.self, reuse: .inScope) { () -> Tracked in
+                started.fire()
+                finish.wait()
+                return Tracked("made", log: log)
+            }
+            let scope = container.openScope(round)
+            let codes = ResultBox(count: 3)
+            hammer(threads: 4) { index in
+                guard index < 3 else {
+                    // The fourth thread disposes the scope while the first one is making the instance.
+                    started.wait()
+                    usleep(20_000)  // widen the window in which the other two wait for the creation
+                    scope.dispose()
+                    finish.fire()
+                    return
+                }
+                if index > 0 { started.wait() }
+                do throws(ResolutionError) {
+                    _ = try scope.require(Tracked.self)
+                    codes.set(index, "resolved")
+                } catch {
+                    codes.set(index, error.code.description)
+                }
+            }
+            #expect(codes.values == ["scopeDisposed", "scopeDisposed", "scopeDisposed"])
+            #expect(log.events == ["dispose made"], "the instance made for a disposed scope is disposed")
+        }
+    }
+
+    /// An `await` resolve that finds a synchronous creation under way in the scope's table waits for it.
+    @Test func anAwaitedResolveWaitsForASynchronousCreation() async throws {
+        let made = Counter()
+        let started = Signal()
+        let done = Signal()
+        let container = Container()
+        container.register(Foo.self, reuse: .inScope) { () -> Foo in
+            made.increment()
+            started.fire()
+            usleep(20_000)  // the awaited resolve arrives meanwhile
+            return Foo()
+        }
+        let scope = container.openScope("request")
+        let fromThread = ResultBox(count: 1)
+        detach {
+            fromThread.set(0, scope.resolve(Foo.self))
+            done.fire()
+        }
+        #expect(started.wait())
+        let awaited = try await scope.require(Foo.self)
+        #expect(done.wait())
+        #expect(made.value == 1)
+        #expect(fromThread.objects.first === awaited)
+    }
+
     @Test func aScopeWithManyInstancesGrowsWhileOthersResolveFromIt() {
         let count = 100
         let made = (0..<count).map { _ in Counter() }

@@ -24,6 +24,8 @@ import Darwin
     struct Held {
         let container: Weak<Container>
         let registration: Weak<ServiceResolver<Service, Void>>
+        /// The `.inScope` registration, which the scope's table holds beside the instance it keeps.
+        let scopedRegistration: Weak<ServiceResolver<Service, Void>>
         let captured: Weak<Captured>
         let singleton: Weak<Service>
         let scoped: Weak<Service>
@@ -33,6 +35,7 @@ import Darwin
             var names: [String] = []
             if container.object != nil { names.append("container") }
             if registration.object != nil { names.append("registration") }
+            if scopedRegistration.object != nil { names.append("scoped registration") }
             if captured.object != nil { names.append("captured object") }
             if singleton.object != nil { names.append("singleton") }
             if scoped.object != nil { names.append("scoped instance") }
@@ -48,7 +51,8 @@ import Darwin
         let captured = Captured()
         let registration = container.register(Service.self, reuse: .singleton) { Service(captured) }
         registration.onDispose { _ in }
-        container.register(Service.self, { () -> Service in Service(captured) }, reuse: .inScope, key: "scoped")
+        let scopedRegistration = container.register(
+            Service.self, { () -> Service in Service(captured) }, reuse: .inScope, key: "scoped")
         container.register(Service.self, { () -> Service in Service(captured) }, key: "transient")
         let scope = container.openScope("request")
         let singleton = scope.resolve(Service.self)
@@ -56,7 +60,8 @@ import Darwin
         #expect(scope.resolve(Service.self, key: "transient") != nil)
         if dispose { container.dispose() }
         return Held(
-            container: Weak(container), registration: Weak(registration), captured: Weak(captured),
+            container: Weak(container), registration: Weak(registration),
+            scopedRegistration: Weak(scopedRegistration), captured: Weak(captured),
             singleton: Weak(singleton), scoped: Weak(scoped), scope: Weak(scope))
     }
 

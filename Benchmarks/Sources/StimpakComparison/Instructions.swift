@@ -245,7 +245,7 @@ func runMemoryMeasurement() {
     let cached = allocatedBytes()
     let instance = 16   // a Swift object's header: `Request6` has no stored property
     print(String(format: "| an open empty scope | %.0f bytes |", Double(opened - start) / Double(count)))
-    print(String(format: "| its first cached `.inScope` instance (a %d-byte object, its slot and the scope's table) | %.0f bytes |",
+    print(String(format: "| its first cached `.inScope` instance (a %d-byte object and the scope's table) | %.0f bytes |",
                  instance, Double(cached - opened) / Double(count)))
     withExtendedLifetime((container, scopes)) {}
 }

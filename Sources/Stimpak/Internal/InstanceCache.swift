@@ -203,6 +203,9 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 
 /// A child scope's caches by registration index: a ``Slot`` (arguments ignored) or an ``InstanceCache``
 /// (a comparator), and for a slot the instance published for the lock-free path (see ``CachedInstance``).
+/// A registration that needs no slot's states keeps its instance in the entry itself, with its registration
+/// and creation number, and the creating thread's context marks the entry while it is made (see
+/// ``Scope/resolveInTable(_:_:owner:)``).
 ///
 /// Open addressing over the entries allocated at the end of the table's own object (one allocation). The
 /// locked path inserts and publishes under the container's lock; the lock-free path probes inside a read
@@ -221,7 +224,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     static func make(capacity: Int) -> ScopeTable {
         let table = unsafeDowncast(
             create(minimumCapacity: capacity) { _ in ScopeTableHeader(size: capacity) }, to: ScopeTable.self)
-        table.entries.initialize(repeating: Entry(index: empty, box: 0, cache: nil), count: capacity)
+        table.entries.initialize(repeating: Entry(index: empty, box: 0, cache: nil, registration: nil, creation: 0), count: capacity)
         return table
     }
 
@@ -242,7 +245,10 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         let entries = self.entries
         let size = self.size
         if state.pointee.ownsCaches {
-            for position in 0..<size { entries[position].cache?.release() }
+            for position in 0..<size {
+                entries[position].cache?.release()
+                entries[position].registration?.release()
+            }
         }
         entries.deinitialize(count: size)
     }
@@ -297,28 +303,57 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         entries[probe(UInt(index))].cache?.takeUnretainedValue()
     }
 
-    /// Every cache the table holds. Call with the container's lock held.
-    var caches: [AnyObject] {
+    /// The cache of the registration with `index` and, when it is an instance kept as it is, its creation
+    /// number (else 0). Call with the container's lock held.
+    func entry(for index: Int) -> (cache: AnyObject, creation: Int)? {
+        let entry = entries[probe(UInt(index))]
+        guard let cache = entry.cache else { return nil }
+        return (cache.takeUnretainedValue(), entry.creation)
+    }
+
+    /// Every cache the table holds, and for an instance kept as it is, its registration and creation number.
+    /// Call with the container's lock held.
+    var caches: [(cache: AnyObject, kept: (registration: AnyObject, creation: Int)?)] {
         let entries = self.entries
-        return (0..<size).compactMap { entries[$0].cache?.takeUnretainedValue() }
+        return (0..<size).compactMap { position in
+            let entry = entries[position]
+            guard let cache = entry.cache else { return nil }
+            return (cache.takeUnretainedValue(), entry.registration.map { ($0.takeUnretainedValue(), entry.creation) })
+        }
     }
 
     /// Whether another entry fits without growing past three quarters full: a probe always ends at an
-    /// empty entry, and a scope's first three caches fit in the smallest table (4 entries, 96 bytes).
+    /// empty entry, and a scope's first three caches fit in the smallest table (4 entries, 160 bytes).
     var hasRoom: Bool { (state.pointee.count + 1) * 4 <= size * 3 }
 
     /// Adds (or, when `index` has one, replaces) the cache of a registration; the table keeps it alive.
-    /// Call with the container's lock held, when ``hasRoom``.
-    func set(_ cache: AnyObject, for index: Int) {
+    /// `kept` is the registration and creation number of an instance this table's scope made and keeps as it
+    /// is (the table keeps the registration alive too). Call with the container's lock held, when ``hasRoom``.
+    func set(_ cache: AnyObject, for index: Int, kept: (registration: AnyObject, creation: Int)? = nil) {
         let position = probe(UInt(index))
         let entry = entries + position
-        let old = entry.pointee.cache
+        let old = (entry.pointee.cache, entry.pointee.registration)
         entry.pointee.cache = .passRetained(cache)
-        old?.release()
-        if old == nil {
+        entry.pointee.registration = kept.map { .passRetained($0.registration) }
+        entry.pointee.creation = kept?.creation ?? 0
+        old.0?.release()
+        old.1?.release()
+        if entry.pointee.index == Self.empty {
             AtomicWord(words(at: position)).store(UInt(index))
             state.pointee.count += 1
         }
+    }
+
+    /// Drops the cache of `index`, which was never published (a creation that failed); the entry stays, so
+    /// that probes go on past it. Call with the container's lock held.
+    func clear(for index: Int) {
+        let entry = entries + probe(UInt(index))
+        guard entry.pointee.index == UInt(index) else { return }
+        entry.pointee.cache?.release()
+        entry.pointee.registration?.release()
+        entry.pointee.cache = nil
+        entry.pointee.registration = nil
+        entry.pointee.creation = 0
     }
 
     /// Publishes the cached instance (see ``CachedInstance``) of the registration with `index`, which has an
@@ -381,4 +416,8 @@ struct ScopeTableEntry {
     var index: UInt
     var box: UInt
     var cache: Unmanaged<AnyObject>?
+    /// When `cache` is an instance the table's scope made and keeps as it is, what a ``Slot`` would say of it
+    /// (for the live report): its registration (retained) and creation number; else nil and 0.
+    var registration: Unmanaged<AnyObject>?
+    var creation: Int
 }
