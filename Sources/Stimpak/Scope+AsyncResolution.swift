@@ -91,18 +91,17 @@ extension Scope {
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, registeredIn: Scope?, localsIndex: Int
     ) async throws -> Service {
-        let lock = registry.lock
         let node = AsyncNode.current
         if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
            let captor = ResolutionContext.current.captor() ?? node?.captor() {
-            lock.unlock()
+            registry.lock.unlock()
             throw captiveDependency(resolver, captor: captor)
         }
         switch resolver.reuse.kind {
         case .transient:
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
-            lock.unlock()
+            registry.lock.unlock()
             let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
             if let onResolved { try runCallback(onResolved, resolver, self, instance) }
             guard resolver.isDisposableTransient(instance) else { return instance }
@@ -110,7 +109,7 @@ extension Scope {
         case .graph:
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
-            lock.unlock()
+            registry.lock.unlock()
             // One per outermost async resolve: kept on the chain of factories that is running.
             if let box = node?.graph.instance(for: resolver.index) {
                 return resolver.instance(in: box)
@@ -138,13 +137,12 @@ extension Scope {
         _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
         _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?
     ) async throws -> Service {
-        let lock = registry.lock
         let slot = place.slot
         var retiredWeakBox: AnyObject?
         defer { if retiredWeakBox != nil { ReadSection.waitForReaders() } }
         while true {
             if place.owner.isDisposedValue {
-                lock.unlock()
+                registry.lock.unlock()
                 throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: place.owner.key)
             }
             switch slot.state {
@@ -152,7 +150,7 @@ extension Scope {
                 do throws(DeadInstance) {
                     let instance = try liveInstance(in: box, of: resolver)
                     place.memo?.publishBelowOwner(slot, box: box, index: place.memoIndex)
-                    lock.unlock()
+                    registry.lock.unlock()
                     return instance
                 } catch {
                     // A `.weak` instance nobody holds any more: make the next one (see the synchronous path).
@@ -165,31 +163,31 @@ extension Scope {
                 // This task's own chain is making it (directly, or in a parent task awaiting this one), or the
                 // task making it waits, through other creations, for one this chain makes: a cycle.
                 if let node, node.isMaking(creation) || !AsyncCreation.startWaiting(for: creation, from: node) {
-                    lock.unlock()
+                    registry.lock.unlock()
                     throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
                 }
                 let waiter = creation.addWaiter()
-                lock.unlock()
-                let cancelled = await creation.wait(waiter, lock: lock)
+                registry.lock.unlock()
+                let cancelled = await creation.wait(waiter, lock: registry.lock)
                 AsyncCreation.stopWaiting(from: node)
                 // A cancelled waiter stops waiting; the creation goes on for the others.
                 if cancelled { throw CancellationError() }
-                lock.lock()
+                registry.lock.lock()
             case .creating, .initializing:
                 // A synchronous creation on some thread: not made for an async registration, but served.
                 let flight = slot.flight(of: resolver)
-                lock.unlock()
+                registry.lock.unlock()
                 if let flight {
                     try ResolutionContext.current.wait(for: flight, requested: resolver.serviceKey, limit: registry.waitLimit)
                 }
-                lock.lock()
+                registry.lock.lock()
             case .empty:
                 let creation = AsyncCreation()
                 slot.state = .creatingAsync(creation)
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
                 let decorators = resolver.decoratorsIfAny
-                lock.unlock()
+                registry.lock.unlock()
                 return try await make(
                     resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
                     onResolved: onResolved, onDispose: onDispose)
@@ -206,11 +204,10 @@ extension Scope {
         decorators: [Decorator<Service>]?, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: DisposeHook<Service>?
     ) async throws -> Service {
-        let lock = registry.lock
         let owner = place.owner
         let slot = place.slot
         func abandon() {
-            let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
+            let waiters: [CheckedContinuation<Void, Never>] = registry.lock.withLock {
                 slot.state = .empty
                 return creation.finish()
             }
@@ -227,9 +224,9 @@ extension Scope {
             abandon()
             throw failure(.weakValueType, resolver.serviceKey)
         }
-        lock.lock()
+        registry.lock.lock()
         guard !owner.isDisposedValue else {
-            lock.unlock()
+            registry.lock.unlock()
             abandon()
             try? record?.dispose()
             throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
@@ -239,29 +236,29 @@ extension Scope {
             // Cached for this thread first, so that what the callback resolves can get back to the instance.
             creation.box = box
             creation.callbackContext = ResolutionContext.current
-            lock.unlock()
+            registry.lock.unlock()
             do {
                 try runCallback(onResolved, resolver, owner, instance)
             } catch {
-                lock.withLock {
+                registry.lock.withLock {
                     if let index = owner.disposals.lastIndex(where: { $0.slot === slot }) { owner.disposals.remove(at: index) }
                 }
                 abandon()
                 try? record?.dispose()
                 throw error
             }
-            lock.lock()
+            registry.lock.lock()
             creation.callbackContext = nil
             // Disposed while the callback ran: the disposal took the record and disposes the instance.
             if owner.isDisposedValue {
-                lock.unlock()
+                registry.lock.unlock()
                 abandon()
                 throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
             }
         }
         _ = owner.store(box, in: slot, of: resolver, publishes: place.publishes)
         let waiters = creation.finish()
-        lock.unlock()
+        registry.lock.unlock()
         for waiter in waiters { waiter.resume() }
         return instance
     }
@@ -412,7 +409,7 @@ final class AsyncCreation: @unchecked Sendable {
 
     /// Suspends until the creation finishes (made or failed), or the task is cancelled. Call without the lock.
     /// - Returns: Whether the task was cancelled.
-    func wait(_ waiter: Int, lock: Lock) async -> Bool {
+    func wait(_ waiter: Int, lock: borrowing Lock) async -> Bool {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 lock.lock()

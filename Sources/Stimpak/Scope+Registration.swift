@@ -25,8 +25,7 @@ extension Scope {
                 reuse: reuse, key: key, policy: policy, disposesInstances: disposesInstances,
                 dependencies: dependencies, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
         }
-        let lock = registry.lock
-        lock.lock()
+        registry.lock.lock()
         let resolver = makeRegistration(
             reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
             asyncFactory: asyncFactory, isMainActor: isMainActor)
@@ -36,17 +35,17 @@ extension Scope {
         let serviceKey = resolver.serviceKey
         var replaced: (any Registration)?
         guard !isDisposedValue else {
-            lock.unlock()
+            registry.lock.unlock()
             return resolver
         }
         if case .registration(let existing)? = locals[serviceKey] {
             do {
                 guard try policy.resolveConflict(serviceKey) else {
-                    lock.unlock()
+                    registry.lock.unlock()
                     return resolver
                 }
             } catch {
-                lock.unlock()
+                registry.lock.unlock()
                 throw error
             }
             replaced = existing
@@ -55,7 +54,7 @@ extension Scope {
         let (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true)
         // What this scope and those below published for the key came from above, or from the replaced one.
         unpublishHereAndBelow(index: index)
-        lock.unlock()
+        registry.lock.unlock()
         Registry.release(retiredTable: retired)
         // Released outside the lock: its factory may capture anything. A thread resolving it holds its own
         // reference, and no lock-free structure holds it unretained (its key's route is `.provided`).

@@ -275,24 +275,23 @@ extension Scope {
     func admitDisposableTransient<Service, Args>(
         _ instance: Service, of resolver: ServiceResolver<Service, Args>
     ) throws(ResolutionError) -> Service {
-        let lock = registry.lock
-        lock.lock()
+        registry.lock.lock()
         switch resolver.disposableTransients {
         case .allowed:
-            lock.unlock()
+            registry.lock.unlock()
             return instance
         case .tracked:
             let record = DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: resolver.onDispose)
             guard !isDisposedValue else {
-                lock.unlock()
+                registry.lock.unlock()
                 try? record?.dispose()
                 throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: key)
             }
             if let record { disposals.append(record) }
-            lock.unlock()
+            registry.lock.unlock()
             return instance
         case .refused:
-            lock.unlock()
+            registry.lock.unlock()
             // Made here and refused here: nothing else would dispose it.
             try? DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: nil)?.dispose()
             throw failure(.disposableTransient, resolver.serviceKey)
@@ -339,21 +338,20 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Lookup<Service, Args> {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
-        let lock = registry.lock
-        lock.lock()
+        registry.lock.lock()
         if isDisposedValue {
-            lock.unlock()
+            registry.lock.unlock()
             throw failure(.scopeDisposed, requested, scopeKey: self.key)
         }
         registry.publishTableIfNeeded()
         switch find(requested, Service.self, Args.self) {
         case .value(let value):
-            lock.unlock()
+            registry.lock.unlock()
             return .resolved(value)
         case .registration(let resolver, let registeredIn, let localsIndex):
             return .registration(resolver, registeredIn: registeredIn, localsIndex: localsIndex)
         case .missing(let entry):
-            lock.unlock()
+            registry.lock.unlock()
             return .resolved(try notFound(requested, arguments, entry: entry))
         }
     }
@@ -419,10 +417,9 @@ extension Scope {
     func resolveUncreated<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
     ) throws(ResolutionError) -> Service {
-        let lock = registry.lock
-        lock.lock()
+        registry.lock.lock()
         guard !isDisposedValue, registry.generation == generation else {
-            lock.unlock()
+            registry.lock.unlock()
             return try resolveLocked(Service.self, arguments, key: resolver.serviceKey.key)
         }
         return try resolveRegistered(resolver, arguments)
@@ -436,29 +433,28 @@ extension Scope {
     func resolveRegistered<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope? = nil, localsIndex: Int = 0
     ) throws(ResolutionError) -> Service {
-        let lock = registry.lock
         // (The async path checks the async factories it runs too; this one reads no task-local value.)
         if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
            let captor = ResolutionContext.current.captor() {
-            lock.unlock()
+            registry.lock.unlock()
             throw captiveDependency(resolver, captor: captor)
         }
         switch resolver.reuse.kind {
         case .transient:
             guard !resolver.requiresAwaitHere else {
-                lock.unlock()
+                registry.lock.unlock()
                 throw requiresAwait(resolver)
             }
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
-            lock.unlock()
+            registry.lock.unlock()
             let instance = try make(
                 resolver, arguments, in: self, decorators: decorators, onResolved: onResolved, context: .current)
             guard resolver.isDisposableTransient(instance) else { return instance }
             return try admitDisposableTransient(instance, of: resolver)
         case .graph:
             guard !resolver.requiresAwaitHere else {
-                lock.unlock()
+                registry.lock.unlock()
                 throw requiresAwait(resolver)
             }
             return try resolveGraph(resolver, arguments)
@@ -486,12 +482,11 @@ extension Scope {
             return registeredIn ?? root
         case .scopedTo:
             // Comparing scope keys may run user code, so not under the lock (keys and parents never change).
-            let lock = registry.lock
-            lock.unlock()
+            registry.lock.unlock()
             guard let found = resolver.reuse.nearestScope(from: self, upTo: registeredIn) else {
                 throw noMatchingScope(for: resolver, upTo: registeredIn)
             }
-            lock.lock()
+            registry.lock.lock()
             return found
         case .inScope, .transient, .graph:
             return self
@@ -632,10 +627,9 @@ extension Scope {
     private func resolveInTable<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, owner: Scope
     ) throws(ResolutionError) -> Service {
-        let lock = registry.lock
         let index = resolver.index
         guard !owner.isDisposedValue else {
-            lock.unlock()
+            registry.lock.unlock()
             throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
         }
         // A scope below the owner of a `.scopedTo` instance publishes it too, as `cachePlace` says.
@@ -645,15 +639,16 @@ extension Scope {
             owner.setCache(context, for: index)
             let onDispose = resolver.onDispose
             let decorators = resolver.decoratorsIfAny
-            lock.unlock()
+            registry.lock.unlock()
             return try makeInTable(
                 resolver, arguments, owner: owner, onDispose: onDispose, decorators: decorators, context: context)
         }
         guard creation == 0 else {
-            memo?.publishBelowOwner(cache, index: index)
-            lock.unlock()
             // The entry of this registration's index holds its instance.
-            return resolver.instance(in: cache)
+            let instance = cache._withUnsafeGuaranteedRef { resolver.instance(in: $0) }
+            memo?.publishBelowOwner(cache.takeUnretainedValue(), index: index)
+            registry.lock.unlock()
+            return instance
         }
         return try resolve(
             owner.singleSlot(for: resolver), of: resolver, arguments, owner: owner, publishes: true, memoIn: memo,
@@ -671,40 +666,39 @@ extension Scope {
         decorators: [Decorator<Service>]?,
         context: ResolutionContext
     ) throws(ResolutionError) -> Service {
-        let lock = registry.lock
         let index = resolver.index
         let instance: Service
         do {
             instance = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
         } catch {
-            lock.lock()
+            registry.lock.lock()
             let flight = owner.endMarkedCreation(index, context: context)
-            lock.unlock()
+            registry.lock.unlock()
             flight?.finish()
             throw error
         }
         let box = resolver.cached(instance)
         let record = DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: onDispose)
-        lock.lock()
+        registry.lock.lock()
         guard !owner.isDisposedValue else {
             // The disposal took the table with the mark; a slot made of it is settled here.
             let flight = owner.endMarkedCreation(index, context: context)
-            lock.unlock()
+            registry.lock.unlock()
             flight?.finish()
             try? record?.dispose()
             throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
         }
         if let record { owner.disposals.append(record) }
         guard let slot = owner.takeInflatedSlot(index) else {
-            owner.setCache(box, for: index, kept: (resolver, registry.nextCreation()))
+            owner.keep(box, of: resolver, creation: registry.nextCreation(), for: index)
             owner.track(box, of: resolver)
             owner.publish(box, index: index)
-            lock.unlock()
+            registry.lock.unlock()
             return instance
         }
         // Published only while the slot is the entry (an instance cache may have taken it as its first slot).
         let flight = owner.store(box, in: slot, of: resolver, publishes: owner.cache(for: index) === slot)
-        lock.unlock()
+        registry.lock.unlock()
         flight?.finish()
         return instance
     }
@@ -821,19 +815,18 @@ extension Scope {
         in cache: InstanceCache<Args>, of resolver: ServiceResolver<Service, Args>, for arguments: Args,
         isEqual: (Args, Args) -> Bool
     ) throws(ResolutionError) -> Slot {
-        let lock = registry.lock
         let context = ResolutionContext.current
         var searched = 0
         while searched < cache.compared.count {
             let entries = cache.compared
             guard context.startComparing(resolver) else {
-                lock.unlock()
+                registry.lock.unlock()
                 throw context.pathError(.dependencyCycle, resolver)
             }
-            lock.unlock()
+            registry.lock.unlock()
             let match = entries[searched...].first { isEqual($0.arguments, arguments) }
             context.endComparing()
-            lock.lock()
+            registry.lock.lock()
             if let match { return match.slot }
             searched = entries.count
         }
@@ -853,13 +846,12 @@ extension Scope {
         memoIn memo: Scope?,
         memoIndex: Int
     ) throws(ResolutionError) -> Service {
-        let lock = registry.lock
         var retiredWeakBox: AnyObject?
         // Every way out has released the lock; lock-free readers may still hold the retired box's address.
         defer { if retiredWeakBox != nil { ReadSection.waitForReaders() } }
         while true {
             if owner.isDisposedValue {
-                lock.unlock()
+                registry.lock.unlock()
                 throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
             }
             switch slot.state {
@@ -867,7 +859,7 @@ extension Scope {
                 do throws(DeadInstance) {
                     let instance = try liveInstance(in: box, of: resolver)
                     memo?.publishBelowOwner(slot, box: box, index: memoIndex)
-                    lock.unlock()
+                    registry.lock.unlock()
                     return instance
                 } catch {
                     // A `.weak` instance nobody holds any more: unpublish its box, release it once the
@@ -882,10 +874,10 @@ extension Scope {
                 // (and held by the creation, so a weak one is alive).
                 do throws(DeadInstance) {
                     let instance = try liveInstance(in: box, of: resolver)
-                    lock.unlock()
+                    registry.lock.unlock()
                     return instance
                 } catch {
-                    lock.unlock()
+                    registry.lock.unlock()
                     throw failure(.dependencyCycle, resolver.serviceKey)
                 }
             case .creatingAsync(let creation):
@@ -894,24 +886,24 @@ extension Scope {
                 if let box = creation.box, creation.callbackContext === ResolutionContext.current {
                     do throws(DeadInstance) {
                         let instance = try liveInstance(in: box, of: resolver)
-                        lock.unlock()
+                        registry.lock.unlock()
                         return instance
                     } catch {}
                 }
-                lock.unlock()
+                registry.lock.unlock()
                 throw requiresAwait(resolver)
             case .creating, .initializing:
                 // Another thread is making it (or this one, which the wait reports as a cycle).
                 let flight = slot.flight(of: resolver)
-                lock.unlock()
+                registry.lock.unlock()
                 if let flight {
                     try ResolutionContext.current.wait(
                         for: flight, requested: resolver.serviceKey, limit: registry.waitLimit)
                 }
-                lock.lock()
+                registry.lock.lock()
             case .empty:
                 guard !resolver.requiresAwaitHere else {
-                    lock.unlock()
+                    registry.lock.unlock()
                     throw requiresAwait(resolver)
                 }
                 let context = ResolutionContext.current
@@ -919,7 +911,7 @@ extension Scope {
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
                 let decorators = resolver.decoratorsIfAny
-                lock.unlock()
+                registry.lock.unlock()
                 return try make(
                     resolver, arguments, in: owner, into: slot, decorators: decorators, onResolved: onResolved,
                     onDispose: onDispose, context: context, publishes: publishes)
@@ -941,22 +933,21 @@ extension Scope {
         context: ResolutionContext,
         publishes: Bool
     ) throws(ResolutionError) -> Service {
-        let lock = registry.lock
         let instance: Service
         do {
             instance = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
         } catch {
-            lock.withLock { slot.settle(.empty) }?.finish()
+            registry.lock.withLock { slot.settle(.empty) }?.finish()
             throw error
         }
         guard let (box, record) = cacheEntry(for: instance, of: resolver, slot: slot, onDispose: onDispose) else {
-            lock.withLock { slot.settle(.empty) }?.finish()
+            registry.lock.withLock { slot.settle(.empty) }?.finish()
             throw failure(.weakValueType, resolver.serviceKey)
         }
-        lock.lock()
+        registry.lock.lock()
         guard !owner.isDisposedValue else {
             let flight = slot.settle(.empty)
-            lock.unlock()
+            registry.lock.unlock()
             flight?.finish()
             try? record?.dispose()
             throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
@@ -964,19 +955,19 @@ extension Scope {
         if let record { owner.disposals.append(record) }
         guard let onResolved else {
             let flight = owner.store(box, in: slot, of: resolver, publishes: publishes)
-            lock.unlock()
+            registry.lock.unlock()
             flight?.finish()
             return instance
         }
         slot.state = .initializing(box, context)
-        lock.unlock()
+        registry.lock.unlock()
         // Cached first, so that whatever the callback resolves can get back to this instance.
         do {
             try context.enter(resolver)
             defer { context.leave() }
             try runCallback(onResolved, owner, instance, of: resolver, context: context)
         } catch {
-            let flight: InFlight? = lock.withLock {
+            let flight: InFlight? = registry.lock.withLock {
                 if let index = owner.disposals.lastIndex(where: { $0.slot === slot }) {
                     owner.disposals.remove(at: index)
                 }
@@ -986,12 +977,12 @@ extension Scope {
             try? record?.dispose()
             throw error
         }
-        lock.lock()
+        registry.lock.lock()
         // Disposed while the callback ran (by it, or by another thread): the disposal has taken the
         // record and disposes the instance, which must not be handed out.
         let isDisposed = owner.isDisposedValue
         let flight = isDisposed ? slot.settle(.empty) : owner.store(box, in: slot, of: resolver, publishes: publishes)
-        lock.unlock()
+        registry.lock.unlock()
         flight?.finish()
         if isDisposed { throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key) }
         return instance

@@ -92,17 +92,26 @@ public final class Scope: Resolving, @unchecked Sendable {
         table?.cache(for: index)
     }
 
-    /// Sets this child scope's cache for the registration with `index`, growing the table if it is full;
-    /// `kept` describes an instance kept as it is (see ``resolveInTable(_:_:owner:)``).
-    func setCache(_ cache: AnyObject, for index: Int, kept: (registration: AnyObject, creation: Int)? = nil) {
-        if let table, table.hasRoom {
-            table.set(cache, for: index, kept: kept)
-            return
-        }
+    /// Sets this child scope's cache for the registration with `index`, growing the table if it is full.
+    func setCache(_ cache: AnyObject, for index: Int) {
+        tableWithRoom().set(cache, for: index)
+    }
+
+    /// Keeps `instance`, which this child scope made for `registration`, in its table as it is (see
+    /// ``resolveInTable(_:_:owner:)``), with its creation number.
+    func keep(_ instance: AnyObject, of registration: AnyObject, creation: Int, for index: Int) {
+        tableWithRoom().keep(instance, of: registration, creation: creation, for: index)
+    }
+
+    /// This child scope's table, replaced by a larger copy first when another entry does not fit (published
+    /// with the entries it took over; the new entry's index is stored atomically after). Call with the lock
+    /// held.
+    private func tableWithRoom() -> ScopeTable {
+        if let table, table.hasRoom { return table }
         let larger = table.map(ScopeTable.make(growing:)) ?? ScopeTable.make(capacity: 4)
-        larger.set(cache, for: index, kept: kept)
         table = larger
         tableWord.publish(larger)
+        return larger
     }
 
     /// Drops this child scope's cache for `index` (see ``ScopeTable/clear(for:)``).
@@ -110,9 +119,9 @@ public final class Scope: Resolving, @unchecked Sendable {
         table?.clear(for: index)
     }
 
-    /// This child scope's cache for `index` and, for an instance kept as it is, its creation number (else 0).
-    /// Call with the lock held.
-    func tableEntry(for index: Int) -> (cache: AnyObject, creation: Int)? {
+    /// This child scope's cache for `index` (unretained) and, for an instance kept as it is, its creation
+    /// number (else 0). Call with the lock held.
+    func tableEntry(for index: Int) -> (cache: Unmanaged<AnyObject>, creation: Int)? {
         table?.entry(for: index)
     }
 
@@ -373,10 +382,9 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// done with it; nil when it was disposed already, or held nothing.
     private func detachSubtree() -> Detached? {
         var detached = Detached()
-        let lock = registry.lock
-        lock.lock()
+        registry.lock.lock()
         guard !isDisposedValue else {
-            lock.unlock()
+            registry.lock.unlock()
             return nil
         }
         // Unlinked first: `remove` walks the bucket chain that `detach` clears.
@@ -391,7 +399,7 @@ public final class Scope: Resolving, @unchecked Sendable {
                 if let cache = entry.registration?.takeRootCache() { detached.objects.append(cache) }
             }
         }
-        lock.unlock()
+        registry.lock.unlock()
         guard detached.holdsAnything else { return nil }
         // Lock-free readers may still hold the published instances: let them finish first.
         ReadSection.waitForReaders()

@@ -303,12 +303,12 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         entries[probe(UInt(index))].cache?.takeUnretainedValue()
     }
 
-    /// The cache of the registration with `index` and, when it is an instance kept as it is, its creation
-    /// number (else 0). Call with the container's lock held.
-    func entry(for index: Int) -> (cache: AnyObject, creation: Int)? {
-        let entry = entries[probe(UInt(index))]
-        guard let cache = entry.cache else { return nil }
-        return (cache.takeUnretainedValue(), entry.creation)
+    /// The cache of the registration with `index` (unretained: the table holds it) and, when it is an instance
+    /// kept as it is, its creation number (else 0). Call with the container's lock held.
+    func entry(for index: Int) -> (cache: Unmanaged<AnyObject>, creation: Int)? {
+        let entry = entries + probe(UInt(index))
+        guard let cache = entry.pointee.cache else { return nil }
+        return (cache, entry.pointee.creation)
     }
 
     /// Every cache the table holds, and for an instance kept as it is, its registration and creation number.
@@ -327,15 +327,27 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     var hasRoom: Bool { (state.pointee.count + 1) * 4 <= size * 3 }
 
     /// Adds (or, when `index` has one, replaces) the cache of a registration; the table keeps it alive.
-    /// `kept` is the registration and creation number of an instance this table's scope made and keeps as it
-    /// is (the table keeps the registration alive too). Call with the container's lock held, when ``hasRoom``.
-    func set(_ cache: AnyObject, for index: Int, kept: (registration: AnyObject, creation: Int)? = nil) {
+    /// Call with the container's lock held, when ``hasRoom``.
+    func set(_ cache: AnyObject, for index: Int) {
+        store(.passRetained(cache), registration: nil, creation: 0, for: index)
+    }
+
+    /// Adds (or replaces) `instance`, which this table's scope made for `registration` and keeps as it is,
+    /// with its creation number; the table keeps both alive. Call with the container's lock held, when
+    /// ``hasRoom``.
+    func keep(_ instance: AnyObject, of registration: AnyObject, creation: Int, for index: Int) {
+        store(.passRetained(instance), registration: .passRetained(registration), creation: creation, for: index)
+    }
+
+    private func store(
+        _ cache: Unmanaged<AnyObject>, registration: Unmanaged<AnyObject>?, creation: Int, for index: Int
+    ) {
         let position = probe(UInt(index))
         let entry = entries + position
         let old = (entry.pointee.cache, entry.pointee.registration)
-        entry.pointee.cache = .passRetained(cache)
-        entry.pointee.registration = kept.map { .passRetained($0.registration) }
-        entry.pointee.creation = kept?.creation ?? 0
+        entry.pointee.cache = cache
+        entry.pointee.registration = registration
+        entry.pointee.creation = creation
         old.0?.release()
         old.1?.release()
         if entry.pointee.index == Self.empty {

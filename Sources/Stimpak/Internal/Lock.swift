@@ -9,7 +9,10 @@ import Musl
 /// A non-recursive mutual-exclusion lock: `os_unfair_lock` on Apple platforms, `pthread_mutex_t` elsewhere.
 ///
 /// Every return code is checked: a failing lock call means memory corruption, never user input.
-final class Lock: @unchecked Sendable {  // the lock word is only touched through the calls below
+///
+/// Not copyable, and not a class: code borrows its owner's lock (`registry.lock.lock()`), so taking it costs
+/// no reference counting (a class's local copy was a retain and a release in every locked function).
+struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched through the calls below
     #if canImport(os)
     private let word: UnsafeMutablePointer<os_unfair_lock_s>
     #else

@@ -212,17 +212,16 @@ final class ResolutionContext {
     /// Blocks until `flight` finishes, unless waiting would deadlock (the thread creating it is itself
     /// waiting, directly or through others, for a creation this thread owns) or takes longer than `limit`.
     func wait(for flight: InFlight, requested: ServiceKey, limit: WaitLimit) throws(ResolutionError) {
-        let lock = Self.waitLock
-        lock.lock()
+        Self.waitLock.lock()
         if flight.isFinished {
-            lock.unlock()
+            Self.waitLock.unlock()
             return
         }
         var owner: ResolutionContext? = flight.owner
         var chain: [ServiceKey] = [flight.resolver.serviceKey]
         while let current = owner {
             if current === self {
-                lock.unlock()
+                Self.waitLock.unlock()
                 throw ResolutionError(
                     .dependencyCycle, requested: requested, path: pathKeys + chain)
             }
@@ -232,11 +231,11 @@ final class ResolutionContext {
             owner = next.owner
         }
         waitingOn = flight
-        lock.unlock()
+        Self.waitLock.unlock()
 
         let finished = flight.waitUntilFinished(limit: limit)
 
-        let creatorWaitingFor: ServiceKey? = lock.withLock {
+        let creatorWaitingFor: ServiceKey? = Self.waitLock.withLock {
             waitingOn = nil
             guard !finished, let next = flight.owner.waitingOn, !next.isFinished else { return nil }
             return next.resolver.serviceKey
