@@ -691,8 +691,7 @@ extension Scope {
         if let record { owner.disposals.append(record) }
         guard let slot = owner.takeInflatedSlot(index) else {
             owner.keep(box, of: resolver, creation: registry.nextCreation(), for: index)
-            owner.track(box, of: resolver)
-            owner.publish(box, index: index)
+            if registry.tracksInstances { owner.track(box, of: resolver) }
             registry.lock.unlock()
             return instance
         }

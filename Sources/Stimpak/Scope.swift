@@ -10,7 +10,7 @@
 /// request.dispose()
 /// ```
 public final class Scope: Resolving, @unchecked Sendable {
-    // `scopeKey`, `keyHash`, `parent`, `rootRef`, `registry`, `sequence` and the two words never change; every
+    // `scopeKey`, `keyHash`, `parent`, `registry`, `sequence` and the two words never change; every
     // `var` is guarded by `registry.lock`, the one lock of the container; the words' contents are written
     // under it and read atomically by the lock-free path. The lock, not the runtime's exclusivity checks,
     // keeps their accesses apart: `@exclusivity(unchecked)` saves a check per access on the locked path.
@@ -21,7 +21,6 @@ public final class Scope: Resolving, @unchecked Sendable {
     let scopeKey: ScopeKey?
     /// The scope this one was opened from; nil for the root scope.
     public let parent: Scope?
-    private let rootRef: Scope?
     @usableFromInline let registry: Registry
     /// Opening order among siblings, so that disposal can go in reverse.
     private let sequence: Int
@@ -53,7 +52,6 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.scopeKey = nil
         self.keyHash = 0
         self.parent = nil
-        self.rootRef = nil
         self.registry = registry
         self.sequence = 0
         (disposedWord, tableWord) = Self.makeWords(isDisposed: false)
@@ -63,7 +61,6 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.scopeKey = key
         self.keyHash = keyHash
         self.parent = parent
-        self.rootRef = parent.root
         self.registry = parent.registry
         self.sequence = sequence
         (disposedWord, tableWord) = Self.makeWords(isDisposed: isDisposed)
@@ -98,7 +95,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     }
 
     /// Keeps `instance`, which this child scope made for `registration`, in its table as it is (see
-    /// ``resolveInTable(_:_:owner:)``), with its creation number.
+    /// ``resolveInTable(_:_:owner:)``), with its creation number, and publishes it.
     func keep(_ instance: AnyObject, of registration: AnyObject, creation: Int, for index: Int) {
         tableWithRoom().keep(instance, of: registration, creation: creation, for: index)
     }
@@ -136,7 +133,13 @@ public final class Scope: Resolving, @unchecked Sendable {
     }
 
     /// The container's root scope, where singletons live.
-    public var root: Scope { rootRef ?? self }
+    public var root: Scope {
+        // Found by walking up (scopes are a few levels deep), rather than kept: a reference per scope would
+        // cost every scope a retain and a release, for what only a singleton's creation asks.
+        var scope = self
+        while let parent = scope.parent { scope = parent }
+        return scope
+    }
 
     /// This scope itself.
     @inlinable

@@ -333,15 +333,18 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     }
 
     /// Adds (or replaces) `instance`, which this table's scope made for `registration` and keeps as it is,
-    /// with its creation number; the table keeps both alive. Call with the container's lock held, when
-    /// ``hasRoom``.
+    /// with its creation number, and publishes it (see ``CachedInstance``); the table keeps both alive. Call
+    /// with the container's lock held, when ``hasRoom``.
     func keep(_ instance: AnyObject, of registration: AnyObject, creation: Int, for index: Int) {
-        store(.passRetained(instance), registration: .passRetained(registration), creation: creation, for: index)
+        let position = store(.passRetained(instance), registration: .passRetained(registration), creation: creation, for: index)
+        AtomicWord(words(at: position) + 1).publish(instance: instance)
     }
 
+    /// Returns the entry's position.
+    @discardableResult
     private func store(
         _ cache: Unmanaged<AnyObject>, registration: Unmanaged<AnyObject>?, creation: Int, for index: Int
-    ) {
+    ) -> Int {
         let position = probe(UInt(index))
         let entry = entries + position
         let old = (entry.pointee.cache, entry.pointee.registration)
@@ -354,6 +357,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
             AtomicWord(words(at: position)).store(UInt(index))
             state.pointee.count += 1
         }
+        return position
     }
 
     /// Drops the cache of `index`, which was never published (a creation that failed); the entry stays, so
