@@ -235,7 +235,7 @@ extension Scope {
     }
 
     private func reportLocked() -> ScopeReport {
-        let caches: [(cache: AnyObject, kept: (registration: AnyObject, creation: Int)?)] = parent == nil
+        let caches: [(cache: AnyObject, kept: ScopeTable.Kept?)] = parent == nil
             ? registry.entries.values.compactMap { entry in entry.registration?.rootCacheObject.map { ($0, nil) } }
             : tableCaches
         var instances: [ScopeReport.Instance] = []

@@ -4,7 +4,8 @@ extension Scope {
     /// Finds or makes the instance registered for (`Service`, `Args`, `key`), awaiting an `async` factory.
     ///
     /// The synchronous path runs first (one call, see ``resolveInstanceNotInlined(_:_:)``), so a cached
-    /// instance or a synchronous service costs about what it costs there, without a suspension; only a registration whose factory is `async` (and not cached yet) goes on
+    /// instance or a synchronous service costs about what it costs there, without a suspension; only a
+    /// registration whose factory is `async` (and not cached yet) goes on
     /// to ``resolveAwaiting(_:_:key:)``.
     @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args>(

@@ -728,25 +728,29 @@ extension Scope {
     func inflatedSlot<Service, Args>(_ existing: AnyObject, of resolver: ServiceResolver<Service, Args>) -> Slot? {
         guard parent != nil else { return nil }
         let index = resolver.index
-        let slot = Slot()
+        // Decided before a slot is made: an instance cache (every comparator resolve comes here) gets none.
+        let slot: Slot
         if let maker = existing as? ResolutionContext {
+            slot = Slot()
             slot.state = .creating(maker)
             registry.inflatedCreations.append((ObjectIdentifier(self), index, slot))
-        } else {
-            guard let creation = tableEntry(for: index)?.creation, creation != 0 else { return nil }
+        } else if let creation = tableEntry(for: index)?.creation, creation != 0 {
+            slot = Slot()
             slot.state = .created(existing)
             slot.registration = resolver
             slot.owner = ObjectIdentifier(self)
             slot.creation = creation
+        } else {
+            return nil
         }
         setCache(slot, for: index)
         return slot
     }
 
-    /// Records `box`, a new instance of `resolver`, for ``survivors`` when the container tracks instances.
-    /// Call with the lock held.
+    /// Records `box`, a new instance of `resolver`, for ``survivors``. Call with the lock held, when the
+    /// container tracks instances (`registry.tracksInstances`, tested by the caller: no call otherwise).
     func track<Service, Args>(_ box: AnyObject, of resolver: ServiceResolver<Service, Args>) {
-        guard registry.tracksInstances, resolver.reuse.kind != .weak else { return }
+        guard resolver.reuse.kind != .weak else { return }
         let value = resolver.instance(in: box)
         if Swift.type(of: value as Any) is AnyClass {
             tracked.append(TrackedInstance(service: resolver.serviceKey, instance: value as AnyObject))
@@ -1010,7 +1014,7 @@ extension Scope {
         slot.registration = resolver
         slot.owner = ObjectIdentifier(self)
         slot.creation = registry.nextCreation()
-        track(box, of: resolver)
+        if registry.tracksInstances { track(box, of: resolver) }
         guard publishes else { return flight }
         if parent == nil {
             // (A `.weak` registration's `WeakBox` is no `InstanceBox`: published as it is, for `.weakRoot`.)

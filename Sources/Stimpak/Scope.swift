@@ -124,7 +124,7 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// Every cache of this child scope (slots, instance caches, instances kept as they are with their
     /// registrations and creation numbers). Call with the lock held.
-    var tableCaches: [(cache: AnyObject, kept: (registration: AnyObject, creation: Int)?)] { table?.caches ?? [] }
+    var tableCaches: [(cache: AnyObject, kept: ScopeTable.Kept?)] { table?.caches ?? [] }
 
     /// Publishes an `.inScope` instance (see ``CachedInstance``) of this child scope for the lock-free path;
     /// its cache is set.

@@ -217,6 +217,8 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 /// access goes through the runtime's exclusivity checks: the container's lock keeps writers apart.
 final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     typealias Entry = ScopeTableEntry
+    /// What an entry says of an instance it keeps as it is (see ``keep(_:of:creation:for:)``).
+    typealias Kept = (registration: AnyObject, creation: Int)
 
     private static let empty = UInt.max
 
@@ -313,7 +315,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
 
     /// Every cache the table holds, and for an instance kept as it is, its registration and creation number.
     /// Call with the container's lock held.
-    var caches: [(cache: AnyObject, kept: (registration: AnyObject, creation: Int)?)] {
+    var caches: [(cache: AnyObject, kept: Kept?)] {
         let entries = self.entries
         return (0..<size).compactMap { position in
             let entry = entries[position]
@@ -347,12 +349,12 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     ) -> Int {
         let position = probe(UInt(index))
         let entry = entries + position
-        let old = (entry.pointee.cache, entry.pointee.registration)
+        let old = (cache: entry.pointee.cache, registration: entry.pointee.registration)
         entry.pointee.cache = cache
         entry.pointee.registration = registration
         entry.pointee.creation = creation
-        old.0?.release()
-        old.1?.release()
+        old.cache?.release()
+        old.registration?.release()
         if entry.pointee.index == Self.empty {
             AtomicWord(words(at: position)).store(UInt(index))
             state.pointee.count += 1
