@@ -10,7 +10,7 @@ extension Resolving {
     /// runtime arguments (or the scope), `autowire` for initializers whose parameters the container supplies,
     /// so a call says which it is. A missing dependency fails with the path (`ServiceE → ServiceB`) as if
     /// resolved by hand; an `Optional` parameter gets nil when its type is not registered. The registration
-    /// keeps its dependency types (``ServiceResolver/dependencies``), so it can be checked without being made.
+    /// keeps its dependency types (``ServiceRegistration/dependencies``), so it can be checked without being made.
     /// - Parameters:
     ///   - type: The service type.
     ///   - reuse: How instances are reused; nil for the container's default.

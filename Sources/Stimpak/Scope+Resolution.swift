@@ -619,7 +619,7 @@ extension Scope {
     }
 
     /// Resolves a registration whose instance `owner`, a child scope, keeps in its table as it is, with no
-    /// ``Slot`` (see ``ServiceResolver/isKeptInTable``): one allocation less per instance. While this thread
+    /// ``Slot`` (see ``ServiceRegistration/isKeptInTable``): one allocation less per instance. While this thread
     /// makes it, this thread's context marks the entry. A thread that finds another's mark (or a path that
     /// needs a slot's states: a comparator set since, an async resolve) turns the entry into a slot first
     /// (see ``inflatedSlot(_:of:)``), and the marking thread settles that slot. Call with the lock held;

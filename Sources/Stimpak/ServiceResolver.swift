@@ -10,7 +10,19 @@ import CStimpakAtomics
 /// ```
 ///
 /// `Args` is `()` for a registration without arguments, the argument's type for one, and a tuple for several.
-public final class ServiceResolver<Service, Args>: Registration, @unchecked Sendable {
+///
+/// The name to use is this one, `ServiceResolver<Service, Args>`. It names the class
+/// ``ServiceRegistration``, whose generic parameters come in the other order: the Swift runtime finds a
+/// generic class's metadata by a hash that all but ignores the low bits of the first generic argument, so
+/// with the service first, registrations of types declared near each other collided there, and each
+/// registration's lookup cost about a thousand instructions more (see ARCHITECTURE.md, "Cold start: the
+/// registration's generic order").
+public typealias ServiceResolver<Service, Args> = ServiceRegistration<Args, Service>
+
+/// The class of a registration: use it as ``ServiceResolver``, `ServiceResolver<Service, Args>`.
+///
+/// `Service` comes last so that the runtime's metadata cache tells registrations apart by it.
+public final class ServiceRegistration<Args, Service>: Registration, @unchecked Sendable {
     // `factory`, `serviceKey`, `reuse`, `index` and `rootWord` never change; the settings below them, and
     // `rootCache`, are guarded by the container's lock; `rootWord.pointee` is written under it and read
     // atomically by the lock-free path.
@@ -493,7 +505,7 @@ struct HashableArguments<each Value: Hashable>: Hashable {
     }
 }
 
-/// How an instance disposes itself (see ``ServiceResolver/disposal(of:)``).
+/// How an instance disposes itself (see ``ServiceRegistration/disposal(of:)``).
 enum InstanceDisposal {
     case none
     case sync(any Disposable)

@@ -67,7 +67,7 @@ enum CachedInstance {
     }
 
     /// What caches `value` (a `provide`d one): itself or a new box. A registration decides once, with
-    /// ``ServiceResolver/cached(_:)``.
+    /// ``ServiceRegistration/cached(_:)``.
     static func object<Service>(for value: Service) -> AnyObject {
         isItself(Service.self) ? unsafeBitCast(value, to: AnyObject.self) : InstanceBox(value)
     }
@@ -91,7 +91,7 @@ final class InstanceBox<Service>: AnyInstanceBox {
     @usableFromInline let value: Service
 
     /// Required, so that a registration can make boxes through the metatype it stored (see
-    /// ``ServiceResolver/boxType``) instead of looking the generic metadata up on every creation.
+    /// ``ServiceRegistration/boxType``) instead of looking the generic metadata up on every creation.
     required init(_ value: Service) {
         self.value = value
     }

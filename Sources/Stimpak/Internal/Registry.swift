@@ -6,7 +6,7 @@ protocol Registration: AnyObject, Sendable {
     var index: Int { get }
     /// The published instance of the root scope's cache (unretained, see ``CachedInstance``), or 0.
     var rootWord: AtomicWord { get }
-    /// Whether it may depend on shorter-lived services (``ServiceResolver/allowCaptiveDependencies()``).
+    /// Whether it may depend on shorter-lived services (``ServiceRegistration/allowCaptiveDependencies()``).
     /// Call with the lock held.
     var allowsCaptiveDependencies: Bool { get }
     /// How the lock-free path serves it, or nil when only the locked path can. Call with the lock held.
