@@ -10,10 +10,17 @@
 /// request.dispose()
 /// ```
 public final class Scope: Resolving, @unchecked Sendable {
-    // `scopeKey`, `keyHash`, `parent`, `registry`, `sequence` and the two words never change; every
-    // `var` is guarded by `registry.lock`, the one lock of the container; the words' contents are written
-    // under it and read atomically by the lock-free path. The lock, not the runtime's exclusivity checks,
-    // keeps their accesses apart: `@exclusivity(unchecked)` saves a check per access on the locked path.
+    // `scopeKey`, `keyHash`, `parent`, `registry` and `sequence` never change; every other `var` is guarded
+    // by `registry.lock`, the one lock of the container, except `words`, which are written under it and read
+    // atomically by the lock-free path. The lock, not the runtime's exclusivity checks, keeps the accesses
+    // apart: `@exclusivity(unchecked)` saves a check per access on the locked path.
+
+    /// The storage of `disposedWord` and `tableWord`, in the scope object itself (a block of their own cost
+    /// every scope a `malloc` and a `free`). Declared first, so that it is the first stored property, at the
+    /// address `_getUnsafePointerToStoredProperties` gives (`init` asserts it), as swift-atomics' `ManagedAtomic`
+    /// keeps its value. Swift code never reads or writes it after `init`: every access is atomic, through the
+    /// words. A scope outlives every use of its words, since whoever reads them holds the scope.
+    private var words: (UInt, UInt) = (0, 0)
 
     /// The key the scope was opened with; nil for the container's root scope.
     public var key: AnyHashable? { scopeKey?.erased }
@@ -27,10 +34,11 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// `key`'s hash, computed once: the parent finds and removes its children by it.
     private let keyHash: Int
     /// Nonzero once disposed.
-    @usableFromInline let disposedWord: AtomicWord
-    /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0. Allocated with
-    /// `disposedWord`.
-    @usableFromInline let tableWord: AtomicWord
+    @inlinable var disposedWord: AtomicWord {
+        AtomicWord(_getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt.self))
+    }
+    /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0.
+    @inlinable var tableWord: AtomicWord { disposedWord.advanced(by: 1) }
 
     /// The open children by their key's hash; children whose keys share a hash are chained through
     /// `nextInBucket`. So a scope is detached by identity, without comparing keys.
@@ -54,7 +62,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.parent = nil
         self.registry = registry
         self.sequence = 0
-        (disposedWord, tableWord) = Self.makeWords(isDisposed: false)
+        initializeWords(isDisposed: false)
     }
 
     private init(key: ScopeKey, keyHash: Int, parent: Scope, sequence: Int, isDisposed: Bool) {
@@ -63,17 +71,17 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.parent = parent
         self.registry = parent.registry
         self.sequence = sequence
-        (disposedWord, tableWord) = Self.makeWords(isDisposed: isDisposed)
+        initializeWords(isDisposed: isDisposed)
     }
 
-    private static func makeWords(isDisposed: Bool) -> (AtomicWord, AtomicWord) {
-        let words = AtomicWord.allocate(count: 2)
-        words.storeRelaxed(isDisposed ? 1 : 0)
-        return (words, words.advanced(by: 1))
-    }
-
-    deinit {
-        disposedWord.deallocate()
+    /// Sets the words through their atomic accessors, as every later access is (a plain store to a property
+    /// that Swift code never reads again is one the optimizer may drop), after checking that `words` is where
+    /// they look: the first stored property.
+    private func initializeWords(isDisposed: Bool) {
+        assert(withUnsafeMutablePointer(to: &words) { UnsafeMutableRawPointer($0) } == disposedWord.address,
+               "Scope.words must be the first stored property")
+        disposedWord.storeRelaxed(isDisposed ? 1 : 0)
+        tableWord.storeRelaxed(0)
     }
 
     /// Whether the scope is disposed. Set with the lock held.

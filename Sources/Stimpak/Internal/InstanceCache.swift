@@ -227,6 +227,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         let table = unsafeDowncast(
             create(minimumCapacity: capacity) { _ in ScopeTableHeader(size: capacity) }, to: ScopeTable.self)
         table.entries.initialize(repeating: Entry(index: empty, box: 0, cache: nil, registration: nil, creation: 0), count: capacity)
+        assert(ScopeTableHeader.stateOffset == MemoryLayout<ScopeTableHeader>.offset(of: \.state))
         return table
     }
 
@@ -411,9 +412,13 @@ struct ScopeTableHeader {
     let size: Int
     var state = ScopeTableState()
 
-    /// Where `state` lies in the header (a stored property always has an offset; the fallback is the layout
-    /// of a struct whose first field is an `Int`).
-    static let stateOffset = MemoryLayout<ScopeTableHeader>.offset(of: \.state) ?? MemoryLayout<Int>.stride
+    /// Where `state` lies in the header: after `size`, at the next offset its alignment allows, as Swift lays
+    /// out a struct's stored properties in order (``ScopeTable/make(capacity:)`` asserts it against the key
+    /// path's offset). A constant: a `static let` would cost a `swift_once` call on every access.
+    static var stateOffset: Int {
+        let alignment = MemoryLayout<ScopeTableState>.alignment
+        return (MemoryLayout<Int>.size + alignment - 1) / alignment * alignment
+    }
 
     init(size: Int) {
         self.size = size

@@ -30,6 +30,7 @@ import CStimpakAtomics
 struct AtomicWord {
     @usableFromInline let address: UnsafeMutablePointer<UInt>
 
+    @inlinable
     init(_ address: UnsafeMutablePointer<UInt>) {
         self.address = address
     }
@@ -48,6 +49,7 @@ struct AtomicWord {
     }
 
     /// The word `offset` words after this one, in the same allocation.
+    @inlinable
     func advanced(by offset: Int) -> AtomicWord {
         AtomicWord(address + offset)
     }
@@ -230,19 +232,30 @@ private final class Readers: @unchecked Sendable {  // `threads` is guarded by `
         }
     }
 
+    // The lock is held while waiting and searching, so that no thread exits (and frees its state's path)
+    // under us; a thread inside a section never takes it (it registers before its first section and
+    // unregisters after its last).
+
+    func waitForReaders(except own: UnsafeMutablePointer<stimpak_thread_state>) {
+        // Without a search: no copy of `threads` for one (every disposal waits).
+        lock.withLock { waitLocked(except: own) }
+    }
+
     func waitForReaders<Result>(
-        except own: UnsafeMutablePointer<stimpak_thread_state>, then body: (ResolutionPaths) -> Result = { _ in () }
+        except own: UnsafeMutablePointer<stimpak_thread_state>, then body: (ResolutionPaths) -> Result
     ) -> Result {
-        // Held while waiting and searching, so that no thread exits (and frees its state's path) under
-        // us; a thread inside a section never takes this lock (it registers before its first section and
-        // unregisters after its last).
         lock.withLock {
-            for thread in threads where thread != own {
-                let seen = stimpak_section_load(thread)
-                guard seen & 1 == 1 else { continue }
-                while stimpak_section_load(thread) == seen { sched_yield() }
-            }
+            waitLocked(except: own)
             return body(ResolutionPaths(threads: threads))
+        }
+    }
+
+    /// Waits until every other thread that is inside a section has left it. Call with `lock` held.
+    private func waitLocked(except own: UnsafeMutablePointer<stimpak_thread_state>) {
+        for thread in threads where thread != own {
+            let seen = stimpak_section_load(thread)
+            guard seen & 1 == 1 else { continue }
+            while stimpak_section_load(thread) == seen { sched_yield() }
         }
     }
 }
