@@ -334,7 +334,8 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() -> [DisposalFailure] {
-        guard var detached = detachSubtree() else { return [] }
+        var detached = Detached()
+        guard detachSubtree(into: &detached) else { return [] }
         var failures: [DisposalFailure] = []
         var later: [DisposalRecord] = []
         let observed = registry.observedWord.loadRelaxed() != 0
@@ -371,7 +372,8 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() async -> [DisposalFailure] {
-        guard var detached = detachSubtree() else { return [] }
+        var detached = Detached()
+        guard detachSubtree(into: &detached) else { return [] }
         var failures: [DisposalFailure] = []
         let observed = registry.observedWord.loadRelaxed() != 0
         var events: [(ServiceKey, (any Error)?)] = []
@@ -389,14 +391,14 @@ public final class Scope: Resolving, @unchecked Sendable {
         return failures
     }
 
-    /// Marks the subtree disposed, unpublishes and takes its state, and waits for lock-free readers to be
-    /// done with it; nil when it was disposed already, or held nothing.
-    private func detachSubtree() -> Detached? {
-        var detached = Detached()
+    /// Marks the subtree disposed, unpublishes and takes its state into `detached`, and waits for lock-free
+    /// readers to be done with it; false when it was disposed already, or held nothing. (An `inout` empty
+    /// value, not an optional result: destroying a `Detached?` went through type metadata field by field.)
+    private func detachSubtree(into detached: inout Detached) -> Bool {
         registry.lock.lock()
         guard !isDisposedValue else {
             registry.lock.unlock()
-            return nil
+            return false
         }
         // Unlinked first: `remove` walks the bucket chain that `detach` clears.
         parent?.remove(self)
@@ -411,10 +413,10 @@ public final class Scope: Resolving, @unchecked Sendable {
             }
         }
         registry.lock.unlock()
-        guard detached.holdsAnything else { return nil }
+        guard detached.holdsAnything else { return false }
         // Lock-free readers may still hold the published instances: let them finish first.
         ReadSection.waitForReaders()
-        return detached
+        return true
     }
 
     /// What a disposal takes out of the scopes under the lock, to dispose and release outside it.
