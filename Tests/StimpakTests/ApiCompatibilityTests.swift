@@ -36,6 +36,20 @@ import Stimpak
         #expect(container.resolve(Clock.self) == nil)
     }
 
+    /// A registration is named and extended as `ServiceResolver<Service, Args>`, the type alias of the class
+    /// `ServiceRegistration<Args, Service>` (service last, for the runtime's metadata cache).
+    @Test func registrationIsAServiceResolverOfServiceAndArguments() throws {
+        let container = Container()
+        let registration: ServiceResolver<Person, (String, String)> =
+            container.register(Person.self, { (_ a: String, _ b: String) -> Person in Person(a, b) }, reuse: .inScope)
+        #expect(type(of: registration) == ServiceRegistration<(String, String), Person>.self)
+        #expect(registration.describedService == "Person")
+        #expect(ObjectIdentifier(registration.serviceKey.service) == ObjectIdentifier(Person.self))
+        #expect(ObjectIdentifier(registration.serviceKey.arguments) == ObjectIdentifier((String, String).self))
+        let refined: ServiceResolver<Person, (String, String)> = registration.compareArgsBy { $0 == $1 }
+        #expect(refined === registration)
+    }
+
     @Test func swiftForms() throws {
         let container = Container()
         container.register(Foo.self, reuse: .singleton) { Foo() }
@@ -77,4 +91,9 @@ import Stimpak
         #expect(node?.next === node, "the cycle of references is closed through the cached instance")
         node?.next = nil
     }
+}
+
+/// A user's extension of the registration, written with the public name and its parameter names.
+extension ServiceResolver where Service == Person {
+    fileprivate var describedService: String { "\(Service.self)" }
 }
