@@ -350,12 +350,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     ) -> Int {
         let position = probe(UInt(index))
         let entry = entries + position
-        let old = (cache: entry.pointee.cache, registration: entry.pointee.registration)
-        entry.pointee.cache = cache
-        entry.pointee.registration = registration
-        entry.pointee.creation = creation
-        old.cache?.release()
-        old.registration?.release()
+        Self.replaceReferences(of: entry, cache: cache, registration: registration, creation: creation)
         if entry.pointee.index == Self.empty {
             AtomicWord(words(at: position)).store(UInt(index))
             state.pointee.count += 1
@@ -368,11 +363,21 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     func clear(for index: Int) {
         let entry = entries + probe(UInt(index))
         guard entry.pointee.index == UInt(index) else { return }
-        entry.pointee.cache?.release()
-        entry.pointee.registration?.release()
-        entry.pointee.cache = nil
-        entry.pointee.registration = nil
-        entry.pointee.creation = 0
+        Self.replaceReferences(of: entry, cache: nil, registration: nil, creation: 0)
+    }
+
+    /// Puts the references (retained by the caller) and creation number in `entry`, and releases the ones it
+    /// held, after: a release may run a deinit, which must find the entry consistent.
+    private static func replaceReferences(
+        of entry: UnsafeMutablePointer<Entry>, cache: Unmanaged<AnyObject>?, registration: Unmanaged<AnyObject>?,
+        creation: Int
+    ) {
+        let old = (cache: entry.pointee.cache, registration: entry.pointee.registration)
+        entry.pointee.cache = cache
+        entry.pointee.registration = registration
+        entry.pointee.creation = creation
+        old.cache?.release()
+        old.registration?.release()
     }
 
     /// Publishes the cached instance (see ``CachedInstance``) of the registration with `index`, which has an
