@@ -94,7 +94,7 @@ extension Scope {
     ) async throws -> Service {
         let node = AsyncNode.current
         if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
-           let captor = ResolutionContext.current.captor() ?? node?.captor() {
+           let captor = ResolutionContext.currentCaptor() ?? node?.captor() {
             registry.lock.unlock()
             throw captiveDependency(resolver, captor: captor)
         }
@@ -351,7 +351,7 @@ final class AsyncNode: Sendable {
     }
 
     /// A container-wide registration on the chain that would capture a scoped service (see
-    /// ``ResolutionContext/captor()``).
+    /// ``ResolutionContext/currentCaptor()``).
     func captor() -> (any Registration)? {
         chain.map(\.registration).last(where: \.capturesScopedServices)
     }

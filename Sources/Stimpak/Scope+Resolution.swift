@@ -435,7 +435,7 @@ extension Scope {
     ) throws(ResolutionError) -> Service {
         // (The async path checks the async factories it runs too; this one reads no task-local value.)
         if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
-           let captor = ResolutionContext.current.captor() {
+           let captor = ResolutionContext.currentCaptor() {
             registry.lock.unlock()
             throw captiveDependency(resolver, captor: captor)
         }
@@ -458,6 +458,10 @@ extension Scope {
                 throw requiresAwait(resolver)
             }
             return try resolveGraph(resolver, arguments)
+        case .inScope where registeredIn == nil && parent != nil && resolver.isKeptInTable:
+            // The request scope's own instance (what `cacheOwner` would find: this scope), without the owner's
+            // retain and release.
+            return try resolveInTable(resolver, arguments, owner: self)
         case .singleton, .weak, .inScope, .scopedTo:
             let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
             if registeredIn == nil, owner.parent != nil, resolver.isKeptInTable {
@@ -678,7 +682,8 @@ extension Scope {
             throw error
         }
         let box = resolver.cached(instance)
-        let record = DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: onDispose)
+        let record = resolver.needsNoDisposalRecord(instance, onDispose: onDispose)
+            ? nil : DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: onDispose)
         registry.lock.lock()
         guard !owner.isDisposedValue else {
             // The disposal took the table with the mark; a slot made of it is settled here.
@@ -690,7 +695,7 @@ extension Scope {
         }
         if let record { owner.disposals.append(record) }
         guard let slot = owner.takeInflatedSlot(index) else {
-            owner.keep(box, of: resolver, creation: registry.nextCreation(), for: index)
+            owner.keep(box, isBox: resolver.cachesInBox, of: resolver, creation: registry.nextCreation(), for: index)
             if registry.tracksInstances { owner.track(box, of: resolver) }
             registry.lock.unlock()
             return instance
@@ -998,7 +1003,9 @@ extension Scope {
         for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot, onDispose: DisposeHook<Service>?
     ) -> (box: AnyObject, record: DisposalRecord?)? {
         guard resolver.reuse.kind == .weak else {
-            return (resolver.cached(instance), DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose))
+            let record = resolver.needsNoDisposalRecord(instance, onDispose: onDispose)
+                ? nil : DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
+            return (resolver.cached(instance), record)
         }
         guard Swift.type(of: instance as Any) is AnyClass else { return nil }
         return (WeakBox(instance as AnyObject), nil)

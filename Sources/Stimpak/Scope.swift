@@ -99,24 +99,27 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// Sets this child scope's cache for the registration with `index`, growing the table if it is full.
     func setCache(_ cache: AnyObject, for index: Int) {
-        tableWithRoom().set(cache, for: index)
+        tableWithRoom()._withUnsafeGuaranteedRef { $0.set(cache, for: index) }
     }
 
-    /// Keeps `instance`, which this child scope made for `registration`, in its table as it is (see
-    /// ``resolveInTable(_:_:owner:)``), with its creation number, and publishes it.
-    func keep(_ instance: AnyObject, of registration: AnyObject, creation: Int, for index: Int) {
-        tableWithRoom().keep(instance, of: registration, creation: creation, for: index)
+    /// Keeps `instance` (an ``InstanceBox`` when `isBox`), which this child scope made for `registration`, in
+    /// its table as it is (see ``resolveInTable(_:_:owner:)``), with its creation number, and publishes it.
+    func keep(_ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int) {
+        tableWithRoom()._withUnsafeGuaranteedRef {
+            $0.keep(instance, isBox: isBox, of: registration, creation: creation, for: index)
+        }
     }
 
     /// This child scope's table, replaced by a larger copy first when another entry does not fit (published
     /// with the entries it took over; the new entry's index is stored atomically after). Call with the lock
-    /// held.
-    private func tableWithRoom() -> ScopeTable {
-        if let table, table.hasRoom { return table }
+    /// held. Unretained (`table` holds it, and only the lock's holder replaces it): a retained result cost a
+    /// retain and a release per use.
+    private func tableWithRoom() -> Unmanaged<ScopeTable> {
+        if let table, table.hasRoom { return .passUnretained(table) }
         let larger = table.map(ScopeTable.make(growing:)) ?? ScopeTable.make(capacity: 4)
         table = larger
         tableWord.publish(larger)
-        return larger
+        return .passUnretained(larger)
     }
 
     /// Drops this child scope's cache for `index` (see ``ScopeTable/clear(for:)``).

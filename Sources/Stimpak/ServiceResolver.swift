@@ -90,6 +90,9 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         isClassService ? unsafeBitCast(instance, to: AnyObject.self) : boxType.init(instance)
     }
 
+    /// Whether ``cached(_:)`` boxes an instance (an ``InstanceBox``), rather than keeping it as it is.
+    var cachesInBox: Bool { !isClassService }
+
     /// The instance in what ``cached(_:)`` made.
     func instance(in cached: AnyObject) -> Service {
         isClassService ? unsafeBitCast(cached, to: Service.self) : unsafeDowncast(cached, to: InstanceBox<Service>.self).value
@@ -160,8 +163,22 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// existential `Service` is the existential type (boxing it costs about 150 instructions more).
     private func dynamicType(of instance: Service) -> UInt {
         guard isClassService else { return UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any))) }
-        // `Service` is a class type: the value is one object reference, and the cast only renames it.
-        return UInt(bitPattern: ObjectIdentifier(Swift.type(of: unsafeBitCast(instance, to: AnyObject.self))))
+        // `Service` is a class type: the value is one object reference, read in place (no copy, no retain).
+        return withUnsafePointer(to: instance) { pointer in
+            let object = UnsafeRawPointer(pointer).load(as: UnsafeRawPointer.self)
+            return Unmanaged<AnyObject>.fromOpaque(object)._withUnsafeGuaranteedRef {
+                UInt(bitPattern: ObjectIdentifier(Swift.type(of: $0)))
+            }
+        }
+    }
+
+    /// Whether a new `instance` needs no ``DisposalRecord``: no `onDispose` hook, and the container did not
+    /// make it, or its dynamic type is the one last found to be neither `Disposable` nor `AsyncDisposable`.
+    /// One word compared, where making the record (nil) copies the instance and switches over the hooks;
+    /// false means "make the record", which looks the conformances up when the type is new.
+    func needsNoDisposalRecord(_ instance: Service, onDispose: DisposeHook<Service>?) -> Bool {
+        guard case nil = onDispose else { return false }
+        return !disposesInstances || disposableCheck.loadRelaxed() == dynamicType(of: instance)
     }
 
     /// The registration's key, or nil.

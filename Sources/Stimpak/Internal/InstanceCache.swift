@@ -335,12 +335,12 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         store(.passRetained(cache), registration: nil, creation: 0, for: index)
     }
 
-    /// Adds (or replaces) `instance`, which this table's scope made for `registration` and keeps as it is,
-    /// with its creation number, and publishes it (see ``CachedInstance``); the table keeps both alive. Call
-    /// with the container's lock held, when ``hasRoom``.
-    func keep(_ instance: AnyObject, of registration: AnyObject, creation: Int, for index: Int) {
+    /// Adds (or replaces) `instance` (an ``InstanceBox`` when `isBox`), which this table's scope made for
+    /// `registration` and keeps as it is, with its creation number, and publishes it (see ``CachedInstance``);
+    /// the table keeps both alive. Call with the container's lock held, when ``hasRoom``.
+    func keep(_ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int) {
         let position = store(.passRetained(instance), registration: .passRetained(registration), creation: creation, for: index)
-        AtomicWord(words(at: position) + 1).publish(instance: instance)
+        AtomicWord(words(at: position) + 1).publish(instance: instance, isBox: isBox)
     }
 
     /// Returns the entry's position.

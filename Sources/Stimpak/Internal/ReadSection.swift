@@ -100,6 +100,11 @@ struct AtomicWord {
         store(CachedInstance.publishedBits(of: object))
     }
 
+    /// The same, for a publisher that knows whether `object` is a box (no cast asks the runtime).
+    func publish(instance object: AnyObject, isBox: Bool) {
+        store(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()) | (isBox ? CachedInstance.boxBit : 0))
+    }
+
     /// Publishes `object`, which the word then owns (a retain), in place of nothing.
     func publishOwned(_ object: AnyObject) {
         store(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))

@@ -121,10 +121,17 @@ final class ResolutionContext {
         }
     }
 
-    /// The registration on the path, outermost first, that would capture a scoped service resolved now: one
-    /// that lives container-wide (a singleton, a weak one) and does not allow captive dependencies. Call
-    /// with the container's lock held (it reads registration settings).
-    func captor() -> (any Registration)? {
+    /// The registration on this thread's path, outermost first, that would capture a scoped service resolved
+    /// now: one that lives container-wide (a singleton, a weak one) and does not allow captive dependencies.
+    /// Call with the container's lock held (it reads registration settings). Answered without the context
+    /// (no retain) when the path is empty: a resolve outside any factory, as most are.
+    static func currentCaptor() -> (any Registration)? {
+        let state = stimpak_thread_get()
+        guard state.pointee.depth != 0 else { return nil }
+        return current.pathCaptor()
+    }
+
+    private func pathCaptor() -> (any Registration)? {
         guard let path = state.pointee.path else { return nil }
         for index in 0..<Int(state.pointee.depth) {
             guard let pointer = path[index],
