@@ -32,7 +32,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// Opening order among siblings, so that disposal can go in reverse.
     private let sequence: Int
     /// `key`'s hash, computed once: the parent finds and removes its children by it.
-    private let keyHash: Int
+    let keyHash: Int
     /// Nonzero once disposed.
     @inlinable var disposedWord: AtomicWord {
         AtomicWord(_getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt.self))
@@ -40,10 +40,10 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0.
     @inlinable var tableWord: AtomicWord { disposedWord.advanced(by: 1) }
 
-    /// The open children by their key's hash; children whose keys share a hash are chained through
-    /// `nextInBucket`. So a scope is detached by identity, without comparing keys.
-    @exclusivity(unchecked) private var children = [ChildHash: Scope]()
-    @exclusivity(unchecked) private var nextInBucket: Scope?
+    /// The open children by their key's hash. So a scope is detached by identity, without comparing keys.
+    @exclusivity(unchecked) private var children = ChildTable()
+    /// The next open child in this one's bucket of its parent's ``ChildTable``.
+    @exclusivity(unchecked) var nextInBucket: Scope?
     @exclusivity(unchecked) private var nextChildSequence = 0
     /// This child scope's caches and published instances (the root scope's live on the registrations).
     @exclusivity(unchecked) private var table: ScopeTable?
@@ -198,9 +198,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     private func addChild(_ key: ScopeKey, hash: Int) -> Scope {
         nextChildSequence += 1
         let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
-        if !isDisposedValue {
-            child.nextInBucket = children.updateValue(child, forKey: ChildHash(hash))
-        }
+        if !isDisposedValue { children.insert(child) }
         return child
     }
 
@@ -213,48 +211,17 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// The open children in opening order. Call with the lock held.
     var openChildrenInOrder: [Scope] {
-        var open: [Scope] = []
-        for head in children.values {
-            var candidate: Scope? = head
-            while let child = candidate {
-                open.append(child)
-                candidate = child.nextInBucket
-            }
-        }
-        return open.sorted { $0.sequence < $1.sequence }
+        children.all.sorted { $0.sequence < $1.sequence }
     }
 
     /// The open child with `key`, whose hash is `hash`. Call with the lock held.
     private func child(_ key: ScopeKey, hash: Int) -> Scope? {
-        var candidate = children[ChildHash(hash)]
-        while let child = candidate {
-            if child.scopeKey == key { return child }
-            candidate = child.nextInBucket
-        }
-        return nil
+        children.first(hash: hash) { $0.scopeKey == key }
     }
 
     /// Detaches `child` from this scope's open children, if it is one. Call with the lock held.
     private func remove(_ child: Scope) {
-        guard let position = children.index(forKey: ChildHash(child.keyHash)) else { return }
-        let head = children.values[position]
-        if head === child {
-            if let next = child.nextInBucket {
-                children.values[position] = next
-            } else {
-                children.remove(at: position)
-            }
-        } else {
-            var previous = head
-            while let next = previous.nextInBucket {
-                if next === child {
-                    previous.nextInBucket = child.nextInBucket
-                    break
-                }
-                previous = next
-            }
-        }
-        child.nextInBucket = nil
+        children.remove(child)
     }
 
     /// Puts an existing value into this scope, so that it resolves here and in the scopes below, and
@@ -454,7 +421,7 @@ public final class Scope: Resolving, @unchecked Sendable {
             if detached.locals.isEmpty { detached.locals = locals } else { detached.moreLocals.append(locals) }
             locals = [ServiceKey: Local]()
         }
-        children = [ChildHash: Scope]()
+        children = ChildTable()
         nextInBucket = nil
     }
 
@@ -475,22 +442,4 @@ public final class Scope: Resolving, @unchecked Sendable {
 enum Local {
     case value(Any)
     case registration(any Registration)
-}
-
-extension Scope {
-    /// A key's hash, already computed (and well mixed: SipHash), as the children dictionary's key: the
-    /// dictionary uses it as it is instead of hashing it again.
-    struct ChildHash: Hashable {
-        let value: Int
-
-        init(_ value: Int) {
-            self.value = value
-        }
-
-        // The dictionary's customization point for a key whose hash is at hand (underscored, public, and
-        // used by the standard library's own types); `hash(into:)` stays consistent with it for any other use.
-        func _rawHashValue(seed: Int) -> Int {
-            value ^ seed
-        }
-    }
 }

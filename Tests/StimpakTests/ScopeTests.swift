@@ -214,6 +214,39 @@ import Stimpak
         #expect(scopes[1].isDisposed && scopes[3].isDisposed && reopened.isDisposed)
     }
 
+    @Test("a parent finds, detaches and releases its children while their table grows and empties")
+    func manyChildrenAreFoundAndDetachedInAnyOrder() {
+        weak var weakFirst: Scope?
+        do {
+            let container = Container()
+            // Enough children to grow the parent's table several times, with colliding keys among them.
+            let ids = Array(0..<300)
+            var scopes = [Int: Scope]()
+            for id in ids { scopes[id] = id % 10 == 0 ? container.openScope(CollidingKey(id: id)) : container.openScope(id) }
+            weakFirst = scopes[0]
+            func key(_ id: Int) -> AnyHashable { id % 10 == 0 ? AnyHashable(CollidingKey(id: id)) : AnyHashable(id) }
+            #expect(container.openScopeCount == 300)
+            for id in ids { #expect(container[key(id)] === scopes[id]) }
+            // Every third child, in a scrambled order.
+            let disposed = ids.filter { $0 % 3 == 0 }.sorted { ($0 * 7919) % 300 < ($1 * 7919) % 300 }
+            for id in disposed { scopes[id]!.dispose() }
+            #expect(container.openScopeCount == 200)
+            for id in ids {
+                if id % 3 == 0 {
+                    #expect(container[key(id)] == nil && scopes[id]!.isDisposed)
+                } else {
+                    #expect(container[key(id)] === scopes[id] && !scopes[id]!.isDisposed)
+                }
+            }
+            let reopened = container.openScope(3)
+            #expect(reopened !== scopes[3] && container[3] === reopened)
+            container.dispose()
+            #expect(container.openScopeCount == 0 && reopened.isDisposed)
+            #expect(ids.allSatisfy { scopes[$0]!.isDisposed })
+        }
+        #expect(weakFirst == nil, "a disposed child is released with the container")
+    }
+
     @Test func instancesOfAProtocolServiceAreDisposedByTheirOwnType() {
         final class Plain: Plugin, @unchecked Sendable {}
         final class Closing: Plugin, Disposable, @unchecked Sendable {
