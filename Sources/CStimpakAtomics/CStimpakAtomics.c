@@ -4,6 +4,7 @@
 #endif
 #include <pthread.h>
 #if defined(__linux__)
+#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -19,6 +20,46 @@ void stimpak_section_exit(stimpak_thread_state *_Nonnull state) {
     }
     __atomic_store_n(&state->section, __atomic_load_n(&state->section, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
+
+#if defined(__linux__)
+static inline void stimpak_spin_hint(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+// The word's state once it is no longer 1 (locked, nobody asleep), or after a hundred spins: the container's
+// critical sections are a few hundred instructions, often over before a thread would be put to sleep.
+static uint32_t stimpak_mutex_spin(uint32_t *word) {
+    for (int spins = 100;; spins--) {
+        uint32_t state = __atomic_load_n(word, __ATOMIC_RELAXED);
+        if (state != 1 || spins == 0) return state;
+        stimpak_spin_hint();
+    }
+}
+
+void stimpak_mutex_lock_contended(uint32_t *word) {
+    uint32_t state = stimpak_mutex_spin(word);
+    if (state == 0) {
+        if (__atomic_compare_exchange_n(word, &state, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+        // `state` now holds what the word was.
+    }
+    for (;;) {
+        // Taken as 2, not 1: this thread cannot know whether others sleep, so its unlock wakes one.
+        if (state != 2 && __atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) == 0) return;
+        // Sleeps only while the word is still 2 (the kernel compares it); a wake-up, a signal or a changed word
+        // returns, and the loop tries again.
+        syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, (void *)0, (void *)0, 0);
+        state = stimpak_mutex_spin(word);
+    }
+}
+
+void stimpak_mutex_wake(uint32_t *word) {
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, (void *)0, (void *)0, 0);
+}
+#endif
 
 uintptr_t stimpak_stack_limit(uintptr_t reserve) {
     uintptr_t low = 0, size = 0;

@@ -163,13 +163,8 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// existential `Service` is the existential type (boxing it costs about 150 instructions more).
     private func dynamicType(of instance: Service) -> UInt {
         guard isClassService else { return UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any))) }
-        // `Service` is a class type: the value is one object reference, read in place (no copy, no retain).
-        return withUnsafePointer(to: instance) { pointer in
-            let object = UnsafeRawPointer(pointer).load(as: UnsafeRawPointer.self)
-            return Unmanaged<AnyObject>.fromOpaque(object)._withUnsafeGuaranteedRef {
-                UInt(bitPattern: ObjectIdentifier(Swift.type(of: $0)))
-            }
-        }
+        // `Service` is a class type: the value is one object reference, and the cast only renames it.
+        return UInt(bitPattern: ObjectIdentifier(Swift.type(of: unsafeBitCast(instance, to: AnyObject.self))))
     }
 
     /// Whether a new `instance` needs no ``DisposalRecord``: no `onDispose` hook, and the container did not

@@ -121,6 +121,38 @@ final class Counter: @unchecked Sendable {  // `value` is guarded by `lock`
         #expect(log.count(of: "dispose t") == created.value, "every instance made was disposed exactly once")
     }
 
+    /// The container's lock is all that keeps the scope tree's bookkeeping (children tables, caches, disposal
+    /// lists) consistent: with more threads than cores, most lock calls are contended and many put threads to
+    /// sleep, so a lock that let two holders in, or lost a wake-up, shows as a wrong count or a hang.
+    @Test func scopeBookkeepingStaysExactWhenEveryThreadContendsForTheLock() {
+        let created = Counter()
+        let container = Container()
+        container.register(Clock.self, reuse: .inScope) { _ in
+            created.increment()
+            return Clock()
+        }
+        let perThread = 2_000
+        hammer(threads: Self.threads) { index in
+            for i in 0..<perThread {
+                let scope = container.openScope(index * perThread + i)
+                scope.provide(i, key: "i")
+                _ = scope.resolve(Clock.self)
+                // One scope in ten stays open.
+                if i % 10 != 0 { scope.dispose() }
+            }
+        }
+        let open = Self.threads * perThread / 10
+        #expect(created.value == Self.threads * perThread)
+        #expect(container.openScopeCount == open)
+        for index in 0..<Self.threads {
+            for i in stride(from: 0, to: perThread, by: 10) {
+                #expect(container[index * perThread + i]?.resolve(Int.self, key: "i") == i)
+            }
+        }
+        container.dispose()
+        #expect(container.openScopeCount == 0)
+    }
+
     @Test func registeringAndUnregisteringWhileOthersResolve() {
         let container = Container()
         container.register(Foo.self, reuse: .singleton) { Foo() }

@@ -32,19 +32,18 @@ struct ChildTable {
     mutating func remove(_ child: Scope) {
         guard count != 0 else { return }
         let index = child.keyHash & (buckets.count - 1)
-        guard let head = buckets[index] else { return }
-        if head === child {
-            buckets[index] = child.nextInBucket
+        if buckets[index] === child {
+            // The link moves (`take`), so that the only reference count that changes is the child's.
+            buckets[index] = child.nextInBucket.take()
         } else {
-            var previous = head
+            guard var previous = buckets[index] else { return }
             while true {
                 guard let next = previous.nextInBucket else { return }
                 if next === child { break }
                 previous = next
             }
-            previous.nextInBucket = child.nextInBucket
+            previous.nextInBucket = child.nextInBucket.take()
         }
-        child.nextInBucket = nil
         count -= 1
     }
 

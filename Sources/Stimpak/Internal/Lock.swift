@@ -1,20 +1,26 @@
 #if canImport(os)
 import os
+#elseif os(Linux)
+import CStimpakAtomics
 #elseif canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
 
-/// A non-recursive mutual-exclusion lock: `os_unfair_lock` on Apple platforms, `pthread_mutex_t` elsewhere.
+/// A non-recursive mutual-exclusion lock: `os_unfair_lock` on Apple platforms, a futex word on Linux (see
+/// `stimpak_mutex_lock` in CStimpakAtomics.h), `pthread_mutex_t` elsewhere.
 ///
-/// Every return code is checked: a failing lock call means memory corruption, never user input.
+/// Every return code is checked: a failing lock call means memory corruption, never user input. (The futex
+/// lock has none: a `FUTEX_WAIT` that returns early only makes the loop look at the word again.)
 ///
 /// Not copyable, and not a class: code borrows its owner's lock (`registry.lock.lock()`), so taking it costs
 /// no reference counting (a class's local copy was a retain and a release in every locked function).
 struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched through the calls below
     #if canImport(os)
     private let word: UnsafeMutablePointer<os_unfair_lock_s>
+    #elseif os(Linux)
+    private let word: UnsafeMutablePointer<UInt32>
     #else
     private let word: UnsafeMutablePointer<pthread_mutex_t>
     #endif
@@ -23,6 +29,9 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
         #if canImport(os)
         word = .allocate(capacity: 1)
         word.initialize(to: os_unfair_lock_s())
+        #elseif os(Linux)
+        word = .allocate(capacity: 1)
+        word.initialize(to: 0)
         #else
         word = .allocate(capacity: 1)
         word.initialize(to: pthread_mutex_t())
@@ -32,7 +41,7 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
     }
 
     deinit {
-        #if !canImport(os)
+        #if !canImport(os) && !os(Linux)
         let err = pthread_mutex_destroy(word)
         precondition(err == 0, "pthread_mutex_destroy failed with error \(err)")
         #endif
@@ -44,6 +53,8 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
     func lock() {
         #if canImport(os)
         os_unfair_lock_lock(word)
+        #elseif os(Linux)
+        stimpak_mutex_lock(word)
         #else
         let err = pthread_mutex_lock(word)
         precondition(err == 0, "pthread_mutex_lock failed with error \(err)")
@@ -54,6 +65,8 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
     func unlock() {
         #if canImport(os)
         os_unfair_lock_unlock(word)
+        #elseif os(Linux)
+        stimpak_mutex_unlock(word)
         #else
         let err = pthread_mutex_unlock(word)
         precondition(err == 0, "pthread_mutex_unlock failed with error \(err)")

@@ -257,10 +257,13 @@ private final class Readers: @unchecked Sendable {  // `threads` is guarded by `
 
     /// Waits until every other thread that is inside a section has left it. Call with `lock` held.
     private func waitLocked(except own: UnsafeMutablePointer<stimpak_thread_state>) {
-        for thread in threads where thread != own {
-            let seen = stimpak_section_load(thread)
-            guard seen & 1 == 1 else { continue }
-            while stimpak_section_load(thread) == seen { sched_yield() }
+        // Through the buffer: iterating the array itself retained and released its storage.
+        threads.withUnsafeBufferPointer { threads in
+            for thread in threads where thread != own {
+                let seen = stimpak_section_load(thread)
+                guard seen & 1 == 1 else { continue }
+                while stimpak_section_load(thread) == seen { sched_yield() }
+            }
         }
     }
 }
