@@ -115,11 +115,15 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// held. Unretained (`table` holds it, and only the lock's holder replaces it): a retained result cost a
     /// retain and a release per use.
     private func tableWithRoom() -> Unmanaged<ScopeTable> {
-        if let table, table.hasRoom { return .passUnretained(table) }
-        let larger = table.map(ScopeTable.make(growing:)) ?? ScopeTable.make(capacity: 4)
-        table = larger
-        tableWord.publish(larger)
-        return .passUnretained(larger)
+        if let table {
+            if table.hasRoom { return .passUnretained(table) }
+            self.table = ScopeTable.make(growing: table)
+        } else {
+            self.table = ScopeTable.make(capacity: 4)
+        }
+        let larger = Unmanaged.passUnretained(table.unsafelyUnwrapped)
+        larger._withUnsafeGuaranteedRef { tableWord.publish($0) }
+        return larger
     }
 
     /// Drops this child scope's cache for `index` (see ``ScopeTable/clear(for:)``).

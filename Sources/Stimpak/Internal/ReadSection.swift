@@ -187,23 +187,23 @@ struct ReadSection {
     /// its section (a seq-cst store) before the unpublishing store and is waited for, or it loads the
     /// unpublished word. Sections are a few loads long, so the wait is short.
     static func waitForReaders() {
-        Readers.shared.waitForReaders(except: stimpak_thread_get())
+        Readers.waitForReaders(except: stimpak_thread_get())
     }
 
     /// Waits for readers (see ``waitForReaders()``), then runs `body`, which may ask whether objects are
     /// on some thread's resolution path (this one's included): registrations whose factories may still run.
     static func waitForReaders<Result>(then body: (ResolutionPaths) -> Result) -> Result {
-        Readers.shared.waitForReaders(except: stimpak_thread_get(), then: body)
+        Readers.waitForReaders(except: stimpak_thread_get(), then: body)
     }
 
     /// Registers the counter of a thread that is about to enter its first section.
     static func register(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        Readers.shared.add(thread)
+        Readers.add(thread)
     }
 
     /// Unregisters the counter of a thread that has left its last section (it is exiting).
     static func unregister(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        Readers.shared.remove(thread)
+        Readers.remove(thread)
     }
 }
 
@@ -220,18 +220,17 @@ struct ResolutionPaths {
 }
 
 /// The read-section counters of every thread that has resolved, for ``ReadSection/waitForReaders()``.
-private final class Readers: @unchecked Sendable {  // `threads` is guarded by `lock`
-    static let shared = Readers()
+private enum Readers {
+    // Static, not an object's: each disposal waits, and reaching a shared instance cost a retain and a release.
+    private static let lock = Lock()
+    /// Guarded by `lock` (which, not the runtime's exclusivity checks, keeps accesses apart, as in `Scope`).
+    @exclusivity(unchecked) nonisolated(unsafe) private static var threads: [UnsafeMutablePointer<stimpak_thread_state>] = []
 
-    private let lock = Lock()
-    // The lock, not the runtime's exclusivity checks, keeps accesses apart (as in `Scope`).
-    @exclusivity(unchecked) private var threads: [UnsafeMutablePointer<stimpak_thread_state>] = []
-
-    func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+    static func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         lock.withLock { threads.append(thread) }
     }
 
-    func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+    static func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         lock.withLock {
             if let index = threads.firstIndex(of: thread) { threads.remove(at: index) }
         }
@@ -241,12 +240,12 @@ private final class Readers: @unchecked Sendable {  // `threads` is guarded by `
     // under us; a thread inside a section never takes it (it registers before its first section and
     // unregisters after its last).
 
-    func waitForReaders(except own: UnsafeMutablePointer<stimpak_thread_state>) {
+    static func waitForReaders(except own: UnsafeMutablePointer<stimpak_thread_state>) {
         // Without a search: no copy of `threads` for one (every disposal waits).
         lock.withLock { waitLocked(except: own) }
     }
 
-    func waitForReaders<Result>(
+    static func waitForReaders<Result>(
         except own: UnsafeMutablePointer<stimpak_thread_state>, then body: (ResolutionPaths) -> Result
     ) -> Result {
         lock.withLock {
@@ -256,7 +255,7 @@ private final class Readers: @unchecked Sendable {  // `threads` is guarded by `
     }
 
     /// Waits until every other thread that is inside a section has left it. Call with `lock` held.
-    private func waitLocked(except own: UnsafeMutablePointer<stimpak_thread_state>) {
+    private static func waitLocked(except own: UnsafeMutablePointer<stimpak_thread_state>) {
         // Through the buffer: iterating the array itself retained and released its storage.
         threads.withUnsafeBufferPointer { threads in
             for thread in threads where thread != own {
