@@ -153,6 +153,37 @@ final class Counter: @unchecked Sendable {  // `value` is guarded by `lock`
         #expect(container.openScopeCount == 0)
     }
 
+    /// Disposal and registration changes wait for every thread that may be reading: here more threads are alive at
+    /// once than the list of readers first has room for, and whole batches of them exit (and leave the list) and
+    /// are replaced, while one thread disposes scopes and replaces a registration.
+    @Test func writersWaitForManyReaderThreadsThatComeAndGo() {
+        let container = Container()
+        container.register(Clock.self, reuse: .singleton)
+        let shared = container.openScope("shared")
+        container.register(Tracked.self, reuse: .inScope) { Tracked("t", log: EventLog()) }
+        let resolved = Counter()
+        for round in 0..<3 {
+            hammer(threads: 40) { index in
+                if index == 0 {
+                    for i in 0..<200 {
+                        let scope = container.openScope(i)
+                        _ = scope.resolve(Tracked.self)
+                        scope.dispose()
+                        container.register(Person.self, ifAlreadyRegistered: .replace) { Person("\(round)", "\(i)") }
+                    }
+                } else {
+                    for _ in 0..<500 {
+                        guard container.resolve(Clock.self) != nil, shared.resolve(Tracked.self) != nil else { continue }
+                        resolved.increment()
+                    }
+                }
+            }
+        }
+        #expect(resolved.value == 3 * 39 * 500)
+        #expect(container.resolve(Person.self)?.first == "2")
+        container.dispose()
+    }
+
     @Test func registeringAndUnregisteringWhileOthersResolve() {
         let container = Container()
         container.register(Foo.self, reuse: .singleton) { Foo() }

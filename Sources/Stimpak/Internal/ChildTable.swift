@@ -3,29 +3,34 @@
 /// disposing a child is an index and a link, where a dictionary keyed by the hash probed and moved entries
 /// twice. Guarded by the container's lock, like the rest of the scope's state.
 ///
-/// The buckets are memory of its own, not an array: an array's every write asked whether its storage was
-/// shared. Not copyable, so that it owns them: it frees them when it is replaced or its scope goes.
+/// One word in the scope: the counts live in front of the buckets, in memory of the table's own (an array's
+/// every write asked whether its storage was shared). Not copyable, so that it owns that memory: it frees it
+/// when it is replaced or its scope goes.
 struct ChildTable: ~Copyable {
+    private struct Header {
+        var count: Int
+        var bucketCount: Int
+    }
+
     /// Nil until the first child: a scope that opens none allocates nothing. At most one child per bucket on
     /// average: there are twice as many when there would be more.
-    private var buckets: UnsafeMutablePointer<Scope?>?
-    private var bucketCount = 0
-    private(set) var count = 0
+    private var storage: UnsafeMutablePointer<Header>?
 
     init() {}
 
     deinit {
-        guard let buckets else { return }
-        buckets.deinitialize(count: bucketCount)
-        buckets.deallocate()
+        guard let storage else { return }
+        Self.free(storage)
     }
+
+    var count: Int { storage?.pointee.count ?? 0 }
 
     var isEmpty: Bool { count == 0 }
 
     /// The first child in the chain of `hash` that `matches`.
     func first(hash: Int, where matches: (Scope) -> Bool) -> Scope? {
-        guard let buckets else { return nil }
-        var candidate = buckets[hash & (bucketCount - 1)]
+        guard let storage else { return nil }
+        var candidate = Self.bucket(hash, in: storage).pointee
         while let child = candidate {
             if matches(child) { return child }
             candidate = child.nextInBucket
@@ -35,15 +40,15 @@ struct ChildTable: ~Copyable {
 
     /// Links `child`, which is in no table.
     mutating func insert(_ child: Scope) {
-        if count == bucketCount { grow() }
-        Self.link(child, into: buckets.unsafelyUnwrapped, bucketCount: bucketCount)
-        count += 1
+        guard let storage, storage.pointee.count < storage.pointee.bucketCount else { return grow(inserting: child) }
+        Self.link(child, into: storage)
+        storage.pointee.count += 1
     }
 
     /// Unlinks `child`, if it is here.
     mutating func remove(_ child: Scope) {
-        guard let buckets else { return }
-        let bucket = buckets + (child.keyHash & (bucketCount - 1))
+        guard let storage else { return }
+        let bucket = Self.bucket(child.keyHash, in: storage)
         if bucket.pointee === child {
             // The link moves (`take`), so that the only reference count that changes is the child's.
             bucket.pointee = child.nextInBucket.take()
@@ -56,15 +61,17 @@ struct ChildTable: ~Copyable {
             }
             previous.nextInBucket = child.nextInBucket.take()
         }
-        count -= 1
+        storage.pointee.count -= 1
     }
 
     /// Every child, in no particular order.
     var all: [Scope] {
+        guard let storage else { return [] }
         var children: [Scope] = []
-        children.reserveCapacity(count)
-        for index in 0..<bucketCount {
-            var candidate = buckets.unsafelyUnwrapped[index]
+        children.reserveCapacity(storage.pointee.count)
+        let buckets = Self.buckets(storage)
+        for index in 0..<storage.pointee.bucketCount {
+            var candidate = buckets[index]
             while let child = candidate {
                 children.append(child)
                 candidate = child.nextInBucket
@@ -73,23 +80,41 @@ struct ChildTable: ~Copyable {
         return children
     }
 
-    private static func link(_ child: Scope, into buckets: UnsafeMutablePointer<Scope?>, bucketCount: Int) {
-        let bucket = buckets + (child.keyHash & (bucketCount - 1))
+    private static func buckets(_ storage: UnsafeMutablePointer<Header>) -> UnsafeMutablePointer<Scope?> {
+        UnsafeMutableRawPointer(storage + 1).assumingMemoryBound(to: Scope?.self)
+    }
+
+    private static func bucket(_ hash: Int, in storage: UnsafeMutablePointer<Header>) -> UnsafeMutablePointer<Scope?> {
+        buckets(storage) + (hash & (storage.pointee.bucketCount - 1))
+    }
+
+    private static func link(_ child: Scope, into storage: UnsafeMutablePointer<Header>) {
+        let bucket = bucket(child.keyHash, in: storage)
         child.nextInBucket = bucket.pointee.take()
         bucket.pointee = child
     }
 
-    private mutating func grow() {
-        let children = all
-        let larger = Swift.max(4, bucketCount * 2)
-        let new = UnsafeMutablePointer<Scope?>.allocate(capacity: larger)
-        new.initialize(repeating: nil, count: larger)
-        for child in children { Self.link(child, into: new, bucketCount: larger) }
-        if let buckets {
-            buckets.deinitialize(count: bucketCount)
-            buckets.deallocate()
-        }
-        buckets = new
-        bucketCount = larger
+    /// Moves the children to twice as many buckets (4 for the first child), with `child` among them.
+    @inline(never)
+    private mutating func grow(inserting child: Scope) {
+        var children = all
+        children.append(child)
+        let bucketCount = Swift.max(4, (storage?.pointee.bucketCount ?? 0) * 2)
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<Header>.stride + bucketCount * MemoryLayout<Scope?>.stride,
+            alignment: Swift.max(MemoryLayout<Header>.alignment, MemoryLayout<Scope?>.alignment))
+        let larger = raw.bindMemory(to: Header.self, capacity: 1)
+        larger.initialize(to: Header(count: children.count, bucketCount: bucketCount))
+        (raw + MemoryLayout<Header>.stride).bindMemory(to: Scope?.self, capacity: bucketCount)
+            .initialize(repeating: nil, count: bucketCount)
+        for child in children { Self.link(child, into: larger) }
+        if let storage { Self.free(storage) }
+        storage = larger
+    }
+
+    private static func free(_ storage: UnsafeMutablePointer<Header>) {
+        buckets(storage).deinitialize(count: storage.pointee.bucketCount)
+        storage.deinitialize(count: 1)
+        UnsafeMutableRawPointer(storage).deallocate()
     }
 }

@@ -210,7 +210,7 @@ struct ReadSection {
 /// Every registered thread's resolution path, searched after a wait for readers, with the threads'
 /// registry locked so that none exits meanwhile.
 struct ResolutionPaths {
-    fileprivate let threads: [UnsafeMutablePointer<stimpak_thread_state>]
+    fileprivate let threads: UnsafeBufferPointer<UnsafeMutablePointer<stimpak_thread_state>>
 
     /// Whether `object` is on some thread's path: the thread is making it or running its factory.
     func contain(_ object: AnyObject) -> Bool {
@@ -220,19 +220,59 @@ struct ResolutionPaths {
 }
 
 /// The read-section counters of every thread that has resolved, for ``ReadSection/waitForReaders()``.
+///
+/// Static, and the list in memory of its own, not an array: every disposal waits, and reaching a shared object
+/// or an array in a static variable (which the wait's calls out might change, as far as the compiler knows)
+/// cost a retain and a release. One `static let`, so that one lazy-initialization check finds the lock and the list.
 private enum Readers {
-    // Static, not an object's: each disposal waits, and reaching a shared instance cost a retain and a release.
-    private static let lock = Lock()
-    /// Guarded by `lock` (which, not the runtime's exclusivity checks, keeps accesses apart, as in `Scope`).
-    @exclusivity(unchecked) nonisolated(unsafe) private static var threads: [UnsafeMutablePointer<stimpak_thread_state>] = []
+    private struct Shared: ~Copyable, @unchecked Sendable {  // `list` is guarded by `lock`
+        let lock = Lock()
+        let list = UnsafeMutablePointer<List>.allocate(capacity: 1)
+
+        init() {
+            list.initialize(to: List())
+        }
+    }
+
+    /// The registered threads' states, `count` of them at `states`, which has room for `capacity`.
+    private struct List {
+        var states: UnsafeMutablePointer<UnsafeMutablePointer<stimpak_thread_state>>?
+        var count = 0
+        var capacity = 0
+
+        var buffer: UnsafeBufferPointer<UnsafeMutablePointer<stimpak_thread_state>> {
+            UnsafeBufferPointer(start: states, count: count)
+        }
+    }
+
+    private static let shared = Shared()
 
     static func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        lock.withLock { threads.append(thread) }
+        shared.lock.withLock {
+            let list = shared.list
+            if list.pointee.count == list.pointee.capacity {
+                let capacity = Swift.max(16, list.pointee.capacity * 2)
+                let states = UnsafeMutablePointer<UnsafeMutablePointer<stimpak_thread_state>>.allocate(capacity: capacity)
+                if let old = list.pointee.states {
+                    states.moveInitialize(from: old, count: list.pointee.count)
+                    old.deallocate()
+                }
+                list.pointee.states = states
+                list.pointee.capacity = capacity
+            }
+            (list.pointee.states.unsafelyUnwrapped + list.pointee.count).initialize(to: thread)
+            list.pointee.count += 1
+        }
     }
 
     static func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        lock.withLock {
-            if let index = threads.firstIndex(of: thread) { threads.remove(at: index) }
+        shared.lock.withLock {
+            let list = shared.list
+            guard let index = list.pointee.buffer.firstIndex(of: thread) else { return }
+            let states = list.pointee.states.unsafelyUnwrapped
+            // The last one takes its place: the order does not matter.
+            list.pointee.count -= 1
+            states[index] = states[list.pointee.count]
         }
     }
 
@@ -241,28 +281,24 @@ private enum Readers {
     // unregisters after its last).
 
     static func waitForReaders(except own: UnsafeMutablePointer<stimpak_thread_state>) {
-        // Without a search: no copy of `threads` for one (every disposal waits).
-        lock.withLock { waitLocked(except: own) }
+        shared.lock.withLock { waitLocked(except: own) }
     }
 
     static func waitForReaders<Result>(
         except own: UnsafeMutablePointer<stimpak_thread_state>, then body: (ResolutionPaths) -> Result
     ) -> Result {
-        lock.withLock {
+        shared.lock.withLock {
             waitLocked(except: own)
-            return body(ResolutionPaths(threads: threads))
+            return body(ResolutionPaths(threads: shared.list.pointee.buffer))
         }
     }
 
-    /// Waits until every other thread that is inside a section has left it. Call with `lock` held.
+    /// Waits until every other thread that is inside a section has left it. Call with the lock held.
     private static func waitLocked(except own: UnsafeMutablePointer<stimpak_thread_state>) {
-        // Through the buffer: iterating the array itself retained and released its storage.
-        threads.withUnsafeBufferPointer { threads in
-            for thread in threads where thread != own {
-                let seen = stimpak_section_load(thread)
-                guard seen & 1 == 1 else { continue }
-                while stimpak_section_load(thread) == seen { sched_yield() }
-            }
+        for thread in shared.list.pointee.buffer where thread != own {
+            let seen = stimpak_section_load(thread)
+            guard seen & 1 == 1 else { continue }
+            while stimpak_section_load(thread) == seen { sched_yield() }
         }
     }
 }
