@@ -97,17 +97,18 @@ struct ChildTable: ~Copyable {
     /// Moves the children to twice as many buckets (4 for the first child), with `child` among them.
     @inline(never)
     private mutating func grow(inserting child: Scope) {
-        var children = all
-        children.append(child)
+        // The first child makes no array: `all` of an empty table allocates nothing.
+        let children = all
         let bucketCount = Swift.max(4, (storage?.pointee.bucketCount ?? 0) * 2)
         let raw = UnsafeMutableRawPointer.allocate(
             byteCount: MemoryLayout<Header>.stride + bucketCount * MemoryLayout<Scope?>.stride,
             alignment: Swift.max(MemoryLayout<Header>.alignment, MemoryLayout<Scope?>.alignment))
         let larger = raw.bindMemory(to: Header.self, capacity: 1)
-        larger.initialize(to: Header(count: children.count, bucketCount: bucketCount))
+        larger.initialize(to: Header(count: children.count + 1, bucketCount: bucketCount))
         (raw + MemoryLayout<Header>.stride).bindMemory(to: Scope?.self, capacity: bucketCount)
             .initialize(repeating: nil, count: bucketCount)
-        for child in children { Self.link(child, into: larger) }
+        for existing in children { Self.link(existing, into: larger) }
+        Self.link(child, into: larger)
         if let storage { Self.free(storage) }
         storage = larger
     }
