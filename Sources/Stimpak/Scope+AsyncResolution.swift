@@ -5,8 +5,7 @@ extension Scope {
     ///
     /// The synchronous path runs first (one call, see ``resolveInstanceNotInlined(_:_:)``), so a cached
     /// instance or a synchronous service costs about what it costs there, without a suspension; only a
-    /// registration whose factory is `async` (and not cached yet) goes on
-    /// to ``resolveAwaiting(_:_:key:)``.
+    /// registration whose factory is `async` (and not cached yet) goes on to ``resolveAwaiting(_:_:key:)``.
     @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?

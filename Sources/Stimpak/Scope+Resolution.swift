@@ -281,7 +281,7 @@ extension Scope {
             registry.lock.unlock()
             return instance
         case .tracked:
-            let record = DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: resolver.onDispose)
+            let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: resolver.onDispose)
             guard !isDisposedValue else {
                 registry.lock.unlock()
                 try? record?.dispose()
@@ -293,7 +293,7 @@ extension Scope {
         case .refused:
             registry.lock.unlock()
             // Made here and refused here: nothing else would dispose it.
-            try? DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: nil)?.dispose()
+            try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: nil)?.dispose()
             throw failure(.disposableTransient, resolver.serviceKey)
         }
     }
@@ -458,13 +458,12 @@ extension Scope {
                 throw requiresAwait(resolver)
             }
             return try resolveGraph(resolver, arguments)
-        case .inScope where registeredIn == nil && parent != nil && resolver.isKeptInTable:
-            // The request scope's own instance (what `cacheOwner` would find: this scope), without the owner's
-            // retain and release.
+        case .inScope where keepsInTable(resolver, registeredIn: registeredIn):
+            // This scope is the owner `cacheOwner` would find: no call, and no retain and release of it.
             return try resolveInTable(resolver, arguments, owner: self)
         case .singleton, .weak, .inScope, .scopedTo:
             let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
-            if registeredIn == nil, owner.parent != nil, resolver.isKeptInTable {
+            if owner.keepsInTable(resolver, registeredIn: registeredIn) {
                 return try resolveInTable(resolver, arguments, owner: owner)
             }
             let place = try cachePlace(
@@ -473,6 +472,13 @@ extension Scope {
                 place.slot, of: resolver, arguments, owner: place.owner, publishes: place.publishes, memoIn: place.memo,
                 memoIndex: place.memoIndex)
         }
+    }
+
+    /// Whether this scope, as the owner of `resolver`'s instance, keeps it in its table as it is (see
+    /// ``resolveInTable(_:_:owner:)``): a child scope, the registration not made in a scope, and one that needs
+    /// none of a slot's states (``ServiceRegistration/isKeptInTable``). Call with the lock held.
+    func keepsInTable<Service, Args>(_ resolver: ServiceResolver<Service, Args>, registeredIn: Scope?) -> Bool {
+        registeredIn == nil && parent != nil && resolver.isKeptInTable
     }
 
     /// The scope whose cache keeps a reused registration's instances: the one its reuse picks, with the
@@ -682,8 +688,7 @@ extension Scope {
             throw error
         }
         let box = resolver.cached(instance)
-        let record = resolver.needsNoDisposalRecord(instance, onDispose: onDispose)
-            ? nil : DisposalRecord(for: instance, of: resolver, slot: nil, onDispose: onDispose)
+        let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: onDispose)
         registry.lock.lock()
         guard !owner.isDisposedValue else {
             // The disposal took the table with the mark; a slot made of it is settled here.
@@ -1003,9 +1008,7 @@ extension Scope {
         for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot, onDispose: DisposeHook<Service>?
     ) -> (box: AnyObject, record: DisposalRecord?)? {
         guard resolver.reuse.kind == .weak else {
-            let record = resolver.needsNoDisposalRecord(instance, onDispose: onDispose)
-                ? nil : DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
-            return (resolver.cached(instance), record)
+            return (resolver.cached(instance), DisposalRecord.of(instance, of: resolver, slot: slot, onDispose: onDispose))
         }
         guard Swift.type(of: instance as Any) is AnyClass else { return nil }
         return (WeakBox(instance as AnyObject), nil)
@@ -1099,8 +1102,18 @@ extension Scope {
 
 extension DisposalRecord {
     /// The record for a new cached instance, or nil when it has neither an `onDispose` hook nor is
-    /// `Disposable` or ``AsyncDisposable``.
-    init?<Service, Args>(
+    /// `Disposable` or ``AsyncDisposable``. Nil at once, with one word compared, for an instance of the type
+    /// its registration last found to be neither (see ``ServiceRegistration/needsNoDisposalRecord(_:onDispose:)``):
+    /// making the record only to find that copied the instance and destroyed an optional through metadata.
+    @inline(__always)
+    static func of<Service, Args>(
+        _ instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot?, onDispose: DisposeHook<Service>?
+    ) -> DisposalRecord? {
+        resolver.needsNoDisposalRecord(instance, onDispose: onDispose)
+            ? nil : DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
+    }
+
+    private init?<Service, Args>(
         for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot?,
         onDispose: DisposeHook<Service>?
     ) {

@@ -223,11 +223,6 @@ public final class Scope: Resolving, @unchecked Sendable {
         children.first(hash: hash) { $0.scopeKey == key }
     }
 
-    /// Detaches `child` from this scope's open children, if it is one. Call with the lock held.
-    private func remove(_ child: Scope) {
-        children.remove(child)
-    }
-
     /// Puts an existing value into this scope, so that it resolves here and in the scopes below, and
     /// nowhere else. It takes precedence over a registration of the same type and key.
     ///
@@ -375,7 +370,7 @@ public final class Scope: Resolving, @unchecked Sendable {
             return false
         }
         // Unlinked first: `remove` walks the bucket chain that `detach` clears.
-        parent?.remove(self)
+        parent?.children.remove(self)
         if children.isEmpty {
             detach(into: &detached)
         } else {

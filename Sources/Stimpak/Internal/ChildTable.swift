@@ -100,9 +100,7 @@ struct ChildTable: ~Copyable {
         // The first child makes no array: `all` of an empty table allocates nothing.
         let children = all
         let bucketCount = Swift.max(4, (storage?.pointee.bucketCount ?? 0) * 2)
-        let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: MemoryLayout<Header>.stride + bucketCount * MemoryLayout<Scope?>.stride,
-            alignment: Swift.max(MemoryLayout<Header>.alignment, MemoryLayout<Scope?>.alignment))
+        let raw = RawMemory.allocate(byteCount: MemoryLayout<Header>.stride + bucketCount * MemoryLayout<Scope?>.stride)
         let larger = raw.bindMemory(to: Header.self, capacity: 1)
         larger.initialize(to: Header(count: children.count + 1, bucketCount: bucketCount))
         (raw + MemoryLayout<Header>.stride).bindMemory(to: Scope?.self, capacity: bucketCount)
@@ -116,6 +114,6 @@ struct ChildTable: ~Copyable {
     private static func free(_ storage: UnsafeMutablePointer<Header>) {
         buckets(storage).deinitialize(count: storage.pointee.bucketCount)
         storage.deinitialize(count: 1)
-        UnsafeMutableRawPointer(storage).deallocate()
+        RawMemory.release(UnsafeMutableRawPointer(storage))
     }
 }

@@ -74,7 +74,12 @@ enum CachedInstance {
 
     /// The word that publishes `object`, a cached instance: its address, with ``boxBit`` for a box.
     static func publishedBits(of object: AnyObject) -> UInt {
-        UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()) | (object is AnyInstanceBox ? boxBit : 0)
+        publishedBits(of: object, isBox: object is AnyInstanceBox)
+    }
+
+    /// The same, when the publisher knows whether `object` is a box (no cast asks the runtime).
+    static func publishedBits(of object: AnyObject, isBox: Bool) -> UInt {
+        UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()) | (isBox ? boxBit : 0)
     }
 }
 
@@ -217,7 +222,7 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 /// access goes through the runtime's exclusivity checks: the container's lock keeps writers apart.
 final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     typealias Entry = ScopeTableEntry
-    /// What an entry says of an instance it keeps as it is (see ``keep(_:of:creation:for:)``).
+    /// What an entry says of an instance it keeps as it is (see ``keep(_:isBox:of:creation:for:)``).
     typealias Kept = (registration: AnyObject, creation: Int)
 
     private static let empty = UInt.max

@@ -12,19 +12,30 @@ import Musl
 /// Linux it takes from `posix_memalign`: about 90 instructions more per allocation and release than
 /// `malloc`, whose 16-byte alignment every type stored here needs no more than.
 enum RawMemory {
-    /// `count` uninitialized values of `type`; release with ``release(_:)``.
+    /// `count` uninitialized values of `type`; release with `release(_:)`.
     static func allocate<Value>(_ type: Value.Type, count: Int) -> UnsafeMutablePointer<Value> {
         assert(MemoryLayout<Value>.alignment <= 16, "malloc aligns to 16 bytes")
+        return allocate(byteCount: MemoryLayout<Value>.stride * count).bindMemory(to: Value.self, capacity: count)
+    }
+
+    /// `byteCount` uninitialized bytes aligned to 16, for a header and the values after it; release with
+    /// `release(_:)`.
+    static func allocate(byteCount: Int) -> UnsafeMutableRawPointer {
         // Out of memory: the runtime's own allocations stop the process the same way.
-        guard let raw = malloc(MemoryLayout<Value>.stride * Swift.max(count, 1)) else {
-            preconditionFailure("Stimpak: out of memory allocating \(count) × \(Value.self)")
+        guard let raw = malloc(Swift.max(byteCount, 1)) else {
+            preconditionFailure("Stimpak: out of memory allocating \(byteCount) bytes")
         }
-        return raw.bindMemory(to: Value.self, capacity: count)
+        return raw
     }
 
     /// Releases what ``allocate(_:count:)`` returned (its values deinitialized).
     static func release<Value>(_ pointer: UnsafeMutablePointer<Value>) {
         free(pointer)
+    }
+
+    /// Releases what ``allocate(byteCount:)`` returned (its values deinitialized).
+    static func release(_ raw: UnsafeMutableRawPointer) {
+        free(raw)
     }
 }
 

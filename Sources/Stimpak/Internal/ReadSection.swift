@@ -102,7 +102,7 @@ struct AtomicWord {
 
     /// The same, for a publisher that knows whether `object` is a box (no cast asks the runtime).
     func publish(instance object: AnyObject, isBox: Bool) {
-        store(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()) | (isBox ? CachedInstance.boxBit : 0))
+        store(CachedInstance.publishedBits(of: object, isBox: isBox))
     }
 
     /// Publishes `object`, which the word then owns (a retain), in place of nothing.
@@ -227,7 +227,7 @@ struct ResolutionPaths {
 private enum Readers {
     private struct Shared: ~Copyable, @unchecked Sendable {  // `list` is guarded by `lock`
         let lock = Lock()
-        let list = UnsafeMutablePointer<List>.allocate(capacity: 1)
+        let list = RawMemory.allocate(List.self, count: 1)
 
         init() {
             list.initialize(to: List())
@@ -252,10 +252,10 @@ private enum Readers {
             let list = shared.list
             if list.pointee.count == list.pointee.capacity {
                 let capacity = Swift.max(16, list.pointee.capacity * 2)
-                let states = UnsafeMutablePointer<UnsafeMutablePointer<stimpak_thread_state>>.allocate(capacity: capacity)
+                let states = RawMemory.allocate(UnsafeMutablePointer<stimpak_thread_state>.self, count: capacity)
                 if let old = list.pointee.states {
                     states.moveInitialize(from: old, count: list.pointee.count)
-                    old.deallocate()
+                    RawMemory.release(old)
                 }
                 list.pointee.states = states
                 list.pointee.capacity = capacity
