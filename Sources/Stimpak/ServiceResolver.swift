@@ -142,29 +142,32 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
 
     /// How `instance` disposes itself: as a `Disposable`, as an `AsyncDisposable`, or not at all. The last
     /// dynamic type found to be neither is remembered, so that the runtime's conformance lookups (two casts,
-    /// thousands of instructions) run only when the type changes or conforms.
+    /// thousands of instructions) run only when the type changes or conforms. An `Optional` or an
+    /// `AnyHashable` is never remembered: the casts look inside it, so the next value of the same type (a
+    /// `Disposable` after a nil) may conform.
     func disposal(of instance: Service) -> InstanceDisposal {
         let type = dynamicType(of: instance)
-        if disposableCheck.loadRelaxed() == type { return .none }
+        let bits = UInt(bitPattern: ObjectIdentifier(type))
+        if disposableCheck.loadRelaxed() == bits { return .none }
         if let disposable = instance as? any Disposable {
-            disposableCheck.storeRelaxed(type | 1)
+            disposableCheck.storeRelaxed(bits | 1)
             return .sync(disposable)
         }
         if let disposable = instance as? any AsyncDisposable {
-            disposableCheck.storeRelaxed(type | 1)
+            disposableCheck.storeRelaxed(bits | 1)
             return .async(disposable)
         }
-        disposableCheck.storeRelaxed(type)
+        if !castsLookInside(type) { disposableCheck.storeRelaxed(bits) }
         return .none
     }
 
-    /// The identity of `instance`'s dynamic type: read from the object for a class `Service` (a subclass's
-    /// instance has its own), and otherwise through `Any`, since in generic code `type(of:)` of an
-    /// existential `Service` is the existential type (boxing it costs about 150 instructions more).
-    private func dynamicType(of instance: Service) -> UInt {
-        guard isClassService else { return UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any))) }
+    /// `instance`'s dynamic type: read from the object for a class `Service` (a subclass's instance has
+    /// its own), and otherwise through `Any`, since in generic code `type(of:)` of an existential `Service`
+    /// is the existential type (boxing it costs about 150 instructions more).
+    private func dynamicType(of instance: Service) -> any Any.Type {
+        guard isClassService else { return Swift.type(of: instance as Any) }
         // `Service` is a class type: the value is one object reference, and the cast only renames it.
-        return UInt(bitPattern: ObjectIdentifier(Swift.type(of: unsafeBitCast(instance, to: AnyObject.self))))
+        return Swift.type(of: unsafeBitCast(instance, to: AnyObject.self))
     }
 
     /// Whether a new `instance` needs no ``DisposalRecord``: no `onDispose` hook, and the container did not
@@ -173,7 +176,8 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// false means "make the record", which looks the conformances up when the type is new.
     func needsNoDisposalRecord(_ instance: Service, onDispose: DisposeHook<Service>?) -> Bool {
         guard case nil = onDispose else { return false }
-        return !disposesInstances || disposableCheck.loadRelaxed() == dynamicType(of: instance)
+        return !disposesInstances
+            || disposableCheck.loadRelaxed() == UInt(bitPattern: ObjectIdentifier(dynamicType(of: instance)))
     }
 
     /// The registration's key, or nil.
@@ -310,7 +314,8 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     }
 
     /// Whether a transient's `instance` is to be treated as `Disposable`: judged by the first instance the
-    /// registration makes (its dynamic type), as DryIoc judges the implementation type at registration.
+    /// registration makes (its dynamic type), as DryIoc judges the implementation type at registration. A
+    /// nil `Optional` or an `AnyHashable` that is not `Disposable` judges nothing (see ``castsLookInside(_:)``).
     ///
     /// Inlined into the transient's resolve, so that after a first instance that is not `Disposable` it
     /// costs a load and a comparison; only a `Disposable` first instance makes every later one checked.
@@ -324,9 +329,10 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// that is not `Disposable`.
     @usableFromInline
     func checkDisposableTransient(_ instance: Service) -> Bool {
-        // A cast in place: computing the dynamic type through `Any` would box the value (an allocation).
+        // A cast in place: computing the dynamic type through `Any` would box the value (an allocation),
+        // which only an instance that is not `Disposable` pays, once.
         let isDisposable = instance is any Disposable || instance is any AsyncDisposable
-        if !isDisposable { transientCheck.storeRelaxed(1) }
+        if !isDisposable, !castsLookInside(Swift.type(of: instance as Any)) { transientCheck.storeRelaxed(1) }
         return isDisposable
     }
 
@@ -453,8 +459,10 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         if reuse.kind == .weak, Self.isValueType(Service.self) {
             findings.append(ResolutionError(.weakValueType, requested: serviceKey))
         }
+        // An optional service is judged by its wrapped type: a value of it that is there is refused.
+        let madeType = unwrappingOptionals(Service.self)
         if reuse.kind == .transient, disposableTransients == .refused,
-           Service.self is any Disposable.Type || Service.self is any AsyncDisposable.Type {
+           madeType is any Disposable.Type || madeType is any AsyncDisposable.Type {
             findings.append(ResolutionError(.disposableTransient, requested: serviceKey))
         }
         if reuse.isEager, serviceKey.hasArguments {
@@ -538,4 +546,27 @@ enum DisposableTransients {
     case tracked
     /// Handed out; the caller disposes it.
     case allowed
+}
+
+/// Whether a dynamic cast of a value of `type` looks inside the value: an `Optional` casts its wrapped value
+/// (or fails, when nil), an `AnyHashable` its base. Two values of such a type may differ in what they
+/// conform to, so what one of them conforms to is not remembered for the type.
+func castsLookInside(_ type: any Any.Type) -> Bool {
+    type is any OptionalValue.Type || type == AnyHashable.self
+}
+
+/// `type` without the `Optional`s around it: `Connection` for `Connection??`.
+func unwrappingOptionals(_ type: any Any.Type) -> any Any.Type {
+    var type = type
+    while let optional = type as? any OptionalValue.Type { type = optional.wrappedType }
+    return type
+}
+
+/// Conformed to by every `Optional`, to recognize one and its wrapped type from its type.
+protocol OptionalValue {
+    static var wrappedType: any Any.Type { get }
+}
+
+extension Optional: OptionalValue {
+    static var wrappedType: any Any.Type { Wrapped.self }
 }

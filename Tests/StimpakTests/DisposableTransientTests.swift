@@ -49,6 +49,24 @@ import Stimpak
         #expect(log.events == [])
     }
 
+    @Test func anOptionalTransientIsNotJudgedByANil() throws {
+        let log = EventLog()
+        let made = Counter()
+        let container = Container()
+        container.register(Tracked?.self) { () -> Tracked? in
+            made.next() == 1 ? nil : Tracked("t", log: log)
+        }
+        #expect(try container.require(Tracked?.self) == nil)
+        // The second is a `Tracked`: refused and disposed, on the lock-free path too.
+        for _ in 0..<2 {
+            let error = #expect(throws: ResolutionError.self) { try container.require(Tracked?.self) }
+            #expect(error?.code == .disposableTransient)
+        }
+        #expect(log.events == ["dispose t", "dispose t"])
+        // Validation judges an optional service by its wrapped type.
+        #expect(container.validate().problems.map(\.code) == [.disposableTransient])
+    }
+
     @Test func protocolTypedTransientIsJudgedByItsInstance() throws {
         let log = EventLog()
         let container = Container()

@@ -270,6 +270,75 @@ import Stimpak
         }
     }
 
+    @Test func anOptionalServiceIsDisposedWhenAnEarlierValueWasNil() {
+        let log = EventLog()
+        let made = Counter()
+        let container = Container()
+        // Every value has the type `Tracked?`: a nil must not make the next, a `Tracked`, go undisposed.
+        container.register(Tracked?.self, reuse: .inScope) { () -> Tracked? in
+            let number = made.next()
+            return number % 2 == 0 ? Tracked("t\(number)", log: log) : nil
+        }
+        for round in 0..<6 {
+            let scope = container.openScope(round)
+            _ = scope.resolve(Tracked?.self)
+            scope.dispose()
+            #expect(log.events.count == (round + 1) / 2)
+        }
+        #expect(log.events == ["dispose t2", "dispose t4", "dispose t6"])
+    }
+
+    @Test func anAnyHashableServiceIsDisposedWhenAnEarlierValueWasNotDisposable() {
+        final class Handle: Hashable, Disposable, @unchecked Sendable {
+            let number: Int
+            let log: EventLog
+            init(number: Int, log: EventLog) {
+                self.number = number
+                self.log = log
+            }
+            static func == (left: Handle, right: Handle) -> Bool { left.number == right.number }
+            func hash(into hasher: inout Hasher) { hasher.combine(number) }
+            func dispose() throws { log.append("dispose \(number)") }
+        }
+        let log = EventLog()
+        let made = Counter()
+        let container = Container()
+        // A cast looks inside an `AnyHashable`: an `Int` base says nothing of the next base.
+        container.register(AnyHashable.self, reuse: .inScope) { () -> AnyHashable in
+            let number = made.next()
+            return number % 2 == 0 ? AnyHashable(Handle(number: number, log: log)) : AnyHashable(number)
+        }
+        for round in 0..<4 {
+            let scope = container.openScope(round)
+            _ = scope.resolve(AnyHashable.self)
+            scope.dispose()
+        }
+        #expect(log.events == ["dispose 2", "dispose 4"])
+    }
+
+    @Test func openingScopesComparesOnlyKeysWithTheSameHash() {
+        struct CountedKey: Hashable, Sendable {
+            let id: Int
+            let comparisons: Counter
+            static func == (left: CountedKey, right: CountedKey) -> Bool {
+                left.comparisons.increment()
+                return left.id == right.id
+            }
+            func hash(into hasher: inout Hasher) { hasher.combine(id) }
+        }
+        let comparisons = Counter()
+        let container = Container()
+        // 200 children share far fewer buckets; a key's `==` (user code, under the container's lock) runs
+        // only against a key with its own hash.
+        let scopes = (0..<200).map { container.openScope(CountedKey(id: $0, comparisons: comparisons)) }
+        #expect(comparisons.value == 0)
+        #expect(container.openScope(CountedKey(id: 7, comparisons: comparisons)) === scopes[7])
+        #expect(container[CountedKey(id: 150, comparisons: comparisons)] === scopes[150])
+        #expect(comparisons.value == 2)
+        container.dispose()
+        #expect(scopes.allSatisfy { $0.isDisposed })
+    }
+
     @Test func subclassInstancesOfAClassServiceAreDisposedByTheirOwnType() {
         class Handler: @unchecked Sendable {}
         final class ClosingHandler: Handler, Disposable, @unchecked Sendable {

@@ -27,12 +27,14 @@ struct ChildTable: ~Copyable {
 
     var isEmpty: Bool { count == 0 }
 
-    /// The first child in the chain of `hash` that `matches`.
+    /// The first child in the chain of `hash` whose key has that hash and `matches`. A bucket chains keys
+    /// of other hashes too: only a key of the same hash is compared (`==` may be user code, and the caller
+    /// holds the container's lock).
     func first(hash: Int, where matches: (Scope) -> Bool) -> Scope? {
         guard let storage else { return nil }
         var candidate = Self.bucket(hash, in: storage).pointee
         while let child = candidate {
-            if matches(child) { return child }
+            if child.keyHash == hash, matches(child) { return child }
             candidate = child.nextInBucket
         }
         return nil
