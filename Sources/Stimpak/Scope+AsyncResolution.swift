@@ -103,7 +103,14 @@ extension Scope {
             let decorators = resolver.decoratorsIfAny
             registry.lock.unlock()
             let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
-            if let onResolved { try runCallback(onResolved, resolver, self, instance) }
+            if let onResolved {
+                do {
+                    try runCallback(onResolved, resolver, self, instance)
+                } catch {
+                    discard(instance, of: resolver)
+                    throw error
+                }
+            }
             guard resolver.isDisposableTransient(instance) else { return instance }
             return try admitDisposableTransient(instance, of: resolver)
         case .graph:
@@ -240,11 +247,14 @@ extension Scope {
             do {
                 try runCallback(onResolved, resolver, owner, instance)
             } catch {
-                registry.lock.withLock {
-                    if let index = owner.disposals.lastIndex(where: { $0.slot === slot }) { owner.disposals.remove(at: index) }
+                // Ours to dispose only if still among the scope's records (see the synchronous path).
+                let isOurs: Bool = registry.lock.withLock {
+                    guard let index = owner.disposals.lastIndex(where: { $0.slot === slot }) else { return false }
+                    owner.disposals.remove(at: index)
+                    return true
                 }
                 abandon()
-                try? record?.dispose()
+                if isOurs { try? record?.dispose() }
                 throw error
             }
             registry.lock.lock()
@@ -279,7 +289,14 @@ extension Scope {
         do {
             let made = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
             var instance = made
-            if let decorators { instance = try Self.decorate(made, with: decorators, in: scope) }
+            if let decorators {
+                do {
+                    instance = try Self.decorate(made, with: decorators, in: scope)
+                } catch {
+                    discard(made, of: resolver)
+                    throw error
+                }
+            }
             if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
             return instance
         } catch let error as ResolutionError {

@@ -980,14 +980,17 @@ extension Scope {
             defer { context.leave() }
             try runCallback(onResolved, owner, instance, of: resolver, context: context)
         } catch {
-            let flight: InFlight? = registry.lock.withLock {
-                if let index = owner.disposals.lastIndex(where: { $0.slot === slot }) {
-                    owner.disposals.remove(at: index)
+            // The record is this thread's to dispose only if it is still among the scope's: a disposal of the
+            // scope during the callback took it, and disposes the instance itself.
+            let (flight, isOurs): (InFlight?, Bool) = registry.lock.withLock {
+                guard let index = owner.disposals.lastIndex(where: { $0.slot === slot }) else {
+                    return (slot.settle(.empty), false)
                 }
-                return slot.settle(.empty)
+                owner.disposals.remove(at: index)
+                return (slot.settle(.empty), true)
             }
             flight?.finish()
-            try? record?.dispose()
+            if isOurs { try? record?.dispose() }
             throw error
         }
         registry.lock.lock()
@@ -1052,7 +1055,12 @@ extension Scope {
         do {
             let made = try resolver.factory(scope, arguments)
             if let decorators {
-                instance = try Self.decorate(made, with: decorators, in: scope)
+                do {
+                    instance = try Self.decorate(made, with: decorators, in: scope)
+                } catch {
+                    discard(made, of: resolver)
+                    throw error
+                }
             } else {
                 instance = made
             }
@@ -1061,9 +1069,22 @@ extension Scope {
         }
         if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
         if let onResolved {
-            try runCallback(onResolved, scope, instance, of: resolver, context: context)
+            do {
+                try runCallback(onResolved, scope, instance, of: resolver, context: context)
+            } catch {
+                discard(instance, of: resolver)
+                throw error
+            }
         }
         return instance
+    }
+
+    /// Disposes, as its registration's disposal rules say, an instance that no one will get: a decorator or
+    /// the transient's `resolved` callback failed after the factory made it, so nothing else would dispose
+    /// it. A `.weak` or `.graph` instance is never the container's to dispose.
+    func discard<Service, Args>(_ instance: Service, of resolver: ServiceResolver<Service, Args>) {
+        guard resolver.reuse.kind != .weak, resolver.reuse.kind != .graph else { return }
+        try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: resolver.onDispose)?.dispose()
     }
 
     /// `instance` wrapped by `decorators`, in registration order (the first wraps the factory's instance).

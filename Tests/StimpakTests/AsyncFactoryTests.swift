@@ -66,6 +66,28 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(try container.root.requireSynchronously(AsyncService.self).serial == 1, "once made, it resolves synchronously too")
     }
 
+    @Test func aCallbackThatDisposesItsScopeAndFailsLeavesOneDisposal() async {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .inScope) { () async in Tracked("t", log: log) }
+            .resolved { scope, _ in
+                scope.dispose()
+                throw Boom()
+            }
+        let scope = container.openScope("s")
+        await #expect(throws: ResolutionError.self) { try await scope.require(Tracked.self) }
+        #expect(log.events == ["dispose t"])
+    }
+
+    @Test func aDecoratorThatFailsDisposesWhatTheAsyncFactoryMade() async {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .singleton) { () async in Tracked("t", log: log) }
+        container.decorate(Tracked.self) { _, _ in throw Boom() }
+        await #expect(throws: ResolutionError.self) { try await container.require(Tracked.self) }
+        #expect(log.events == ["dispose t"])
+    }
+
     @Test("every option: keys, runtime arguments, the scope-taking form, .inScope per scope, callbacks, decorators")
     func everyOption() async throws {
         let container = Container()

@@ -126,6 +126,44 @@ final class B: @unchecked Sendable { init(_ a: A?) {} }
         #expect(log.count(of: "resolved") == 2)
     }
 
+    @Test func aCallbackThatDisposesItsScopeAndFailsLeavesOneDisposal() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .inScope) { Tracked("t", log: log) }
+            .resolved { scope, _ in
+                scope.dispose()
+                throw Boom()
+            }
+        let scope = container.openScope("s")
+        #expect(throws: ResolutionError.self) { try scope.require(Tracked.self) }
+        // The scope's disposal took the instance's record: the failed callback does not dispose it again.
+        #expect(log.events == ["dispose t"])
+    }
+
+    @Test func aDecoratorThatFailsDisposesWhatTheFactoryMade() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .singleton) { Tracked("t", log: log) }
+        container.decorate(Tracked.self) { _, _ in throw Boom() }
+        let error = #expect(throws: ResolutionError.self) { try container.require(Tracked.self) }
+        #expect(error?.code == .factoryFailed)
+        // Made by the container and handed to no one: nothing else would dispose it.
+        #expect(log.events == ["dispose t"])
+        container.dispose()
+        #expect(log.events == ["dispose t"])
+    }
+
+    @Test func aTransientsCallbackThatFailsDisposesTheInstance() {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self) { Tracked("t", log: log) }
+            .allowDisposableTransient()
+            .resolved { _, _ in throw Boom() }
+        let error = #expect(throws: ResolutionError.self) { try container.require(Tracked.self) }
+        #expect(error?.code == .factoryFailed)
+        #expect(log.events == ["dispose t"], "the caller never got it, so the container disposes it")
+    }
+
     @Test func runawayNestingStopsBeforeTheStackDoes() {
         let container = Container()
         for depth in 0..<1_000 {
