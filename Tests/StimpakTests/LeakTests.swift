@@ -72,16 +72,32 @@ import Darwin
     }
 
     @Test func scopeHeldAfterTheContainerIsReleasedKeepsNoRegistrations() throws {
+        final class Observer: ResolutionObserver, @unchecked Sendable {
+            func resolved(_ event: ResolutionEvent) {}
+            func created(_ event: ResolutionEvent) {}
+            func disposed(_ event: DisposalEvent) {}
+        }
         var captured: Weak<Captured>?
+        var capturedByDecorator: Weak<Captured>?
+        var observer: Weak<Observer>?
         let scope: Scope = {
             let container = Container()
             let object = Captured()
             captured = Weak(object)
             container.register(Service.self) { Service(object) }
+            let decoratorObject = Captured()
+            capturedByDecorator = Weak(decoratorObject)
+            container.decorate(Service.self) { _, service in withExtendedLifetime(decoratorObject) { service } }
+            let watching = Observer()
+            observer = Weak(watching)
+            container.observer = watching
+            container.recordsDependencies = true
             return container.openScope("kept")
         }()
         #expect(scope.isDisposed, "releasing the container disposed its scopes")
         #expect(captured?.object == nil, "the factory and what it captured are gone")
+        #expect(capturedByDecorator?.object == nil, "so are the decorators and what they captured")
+        #expect(observer?.object == nil, "and the observer")
         let error = #expect(throws: ResolutionError.self) { try scope.require(Service.self) }
         #expect(error?.code == .scopeDisposed)
     }

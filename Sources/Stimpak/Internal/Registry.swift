@@ -201,9 +201,20 @@ final class Registry: @unchecked Sendable {
             if let registration = entry.registration { retire(registration) }
         }
         entries = [:]
+        // Taken with the registrations, so that a scope held after its container is released keeps none of
+        // what the decorators and the observer captured; released once the lock is (their deinits may run
+        // user code).
+        var decorators: [AnyDecorator] = []
+        var observer: (any ResolutionObserver)?
+        swap(&decorators, &self.decorators)
+        swap(&observer, &self.observer)
+        observedEdges = []
+        recordsDependencies = false
+        observedWord.store(0)
         let retired = retireTable()
         let registrations = takeRetiredRegistrations()
         lock.unlock()
+        withExtendedLifetime((decorators, observer)) {}
         reclaim(retired, registrations)
     }
 
