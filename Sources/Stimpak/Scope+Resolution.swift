@@ -595,6 +595,9 @@ extension Scope {
             // Kept by index, which names this registration, whose service type is `Service`.
             return resolver.instance(in: box)
         }
+        // The callback shares the graph that the factory's resolves made.
+        if onResolved != nil { context.holdGraph() }
+        defer { if onResolved != nil { context.releaseGraph() } }
         let instance = try make(resolver, arguments, in: self, decorators: decorators, onResolved: nil, context: context)
         context.keepGraphInstance(resolver.cached(instance), index: resolver.index)
         if let onResolved {
@@ -946,6 +949,9 @@ extension Scope {
         context: ResolutionContext,
         publishes: Bool
     ) throws(ResolutionError) -> Service {
+        // The callback shares the graph that the factory's resolves made.
+        if onResolved != nil { context.holdGraph() }
+        defer { if onResolved != nil { context.releaseGraph() } }
         let instance: Service
         do {
             instance = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)

@@ -59,6 +59,23 @@ import Stimpak
         #expect(try container.require(Parent.self) !== parent)
     }
 
+    @Test(arguments: [Reuse.graph, .singleton, .inScope, .transient])
+    func theResolvedCallbackSharesTheGraphOfItsResolve(reuse: Reuse) throws {
+        final class Audited: @unchecked Sendable {
+            let work: UnitOfWork
+            var audit: UnitOfWork?
+            init(_ work: UnitOfWork) { self.work = work }
+        }
+        let container = Container()
+        container.register(UnitOfWork.self, reuse: .graph) { UnitOfWork() }
+        container.register(Audited.self, reuse: reuse) { (scope: Scope) in Audited(try scope.require(UnitOfWork.self)) }
+            .resolved { scope, audited in audited.audit = try scope.require(UnitOfWork.self) }
+        // The callback is part of the outermost resolve: it gets the graph's instance, not a new one.
+        let audited = try container.require(Audited.self)
+        #expect(audited.audit === audited.work)
+        #expect(try container.require(UnitOfWork.self) !== audited.work, "the next resolve is a new graph")
+    }
+
     @Test func failedCallbackLeavesNoInstanceBehind() throws {
         let container = Container()
         let fails = Shared(true)

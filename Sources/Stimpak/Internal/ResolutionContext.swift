@@ -30,6 +30,9 @@ final class ResolutionContext {
     /// The `.graph` instances (boxes) made during this thread's outermost resolution, by registration
     /// index; only this thread touches it.
     @exclusivity(unchecked) private var graph: [Int: AnyObject] = [:]
+    /// How many creations on this thread keep the graph past their factory, for their `resolved` callback
+    /// (see ``holdGraph()``); only this thread touches it.
+    @exclusivity(unchecked) private var graphHolds = 0
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
@@ -189,10 +192,24 @@ final class ResolutionContext {
     /// the dictionary is emptied, so that a deinit that resolves finds a consistent state.
     @usableFromInline
     func endGraph() {
+        guard graphHolds == 0 else { return }
         let ended = graph
         graph = [:]
         state.pointee.has_graph = 0
         withExtendedLifetime(ended) {}
+    }
+
+    /// Keeps the object graph from ending when the path empties, until ``releaseGraph()``: a reused
+    /// registration's `resolved` callback runs after its factory left the path, and is still part of the
+    /// outermost resolution (it shares the graph's instances).
+    func holdGraph() {
+        graphHolds += 1
+    }
+
+    /// Ends a ``holdGraph()``, and the graph with it when the path is empty and nothing else holds it.
+    func releaseGraph() {
+        graphHolds -= 1
+        if graphHolds == 0, depth == 0, state.pointee.has_graph != 0 { endGraph() }
     }
 
     /// Records that `registration`'s comparator runs on this thread; false when it already is (the
