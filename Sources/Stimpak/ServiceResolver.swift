@@ -330,7 +330,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     @usableFromInline
     func checkDisposableTransient(_ instance: Service) -> Bool {
         // A cast in place: computing the dynamic type through `Any` would box the value (an allocation),
-        // which only an instance that is not `Disposable` pays, once.
+        // which only a first instance that is not `Disposable` pays (every one, for a type that never settles).
         let isDisposable = instance is any Disposable || instance is any AsyncDisposable
         if !isDisposable, !castsLookInside(Swift.type(of: instance as Any)) { transientCheck.storeRelaxed(1) }
         return isDisposable
