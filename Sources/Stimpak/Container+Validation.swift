@@ -49,7 +49,9 @@ extension Container {
             var lastError: ResolutionError?
             for scope in copiedScopes.reversed() {
                 do {
-                    try await registration.resolveForValidation(from: scope)
+                    // Bound as the current scope, so that a factory's `inject` and property wrappers resolve
+                    // from the copy too, not from `Container.default`.
+                    try await scope.withCurrent { try await registration.resolveForValidation(from: scope) }
                     lastError = nil
                     break
                 } catch let error as ResolutionError {
@@ -61,9 +63,12 @@ extension Container {
             if let lastError { failed[registration.serviceKey] = lastError }
         }
         await copy.dispose()
-        let known = Set(report.problems.map(\.requested))
+        // A failure `validate()` already reported (the same problem of the same service) is not repeated; a
+        // different problem of that service is.
+        let known = Set(report.problems.map { KnownProblem(code: $0.code, service: $0.requested) })
         for registration in registrations {
-            if let error = failed[registration.serviceKey], !known.contains(error.requested) {
+            if let error = failed[registration.serviceKey],
+               !known.contains(KnownProblem(code: error.code, service: error.requested)) {
                 report.problems.append(error)
             }
         }
@@ -180,7 +185,9 @@ struct ValidationSnapshot {
             guard let dependencies = node.dependencies else { continue }
             for dependency in dependencies {
                 if let problem = missing(dependency, of: node) { problems.append(problem) }
-                if let target = byKey[dependency.key], !node.isAsync, target.isAsync, dependency.kind == .required {
+                // An optional parameter is nil only when its service is not registered: an async one still fails.
+                if let target = byKey[dependency.key], !node.isAsync, target.isAsync,
+                   dependency.kind == .required || dependency.kind == .optional {
                     problems.append(ResolutionError(.requiresAwait, requested: target.key, path: [node.key, target.key]))
                 }
             }
@@ -265,4 +272,10 @@ struct ValidationSnapshot {
         guard let start = ring.indices.min(by: { ring[$0].description < ring[$1].description }) else { return cycle }
         return Array(ring[start...] + ring[..<start])
     }
+}
+
+/// A problem's code and service, to tell whether ``Container/validateByResolving()`` found one already reported.
+private struct KnownProblem: Hashable {
+    let code: ResolutionError.Code
+    let service: ServiceKey
 }

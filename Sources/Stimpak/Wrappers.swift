@@ -20,7 +20,7 @@ protocol ImplicitService {
 /// ```
 /// When threads read `value` for the first time at once, each may resolve, and all get the first instance
 /// kept (for a reused service they are the same anyway): no lock is held while a factory runs.
-public final class Lazy<Service>: @unchecked Sendable {  // `instance` is guarded by `lock`
+public final class Lazy<Service> {
     /// The scope to resolve from; nil for the current scope at the first access (``LazyInjected``).
     private let scope: Scope?
     private let key: AnyHashable?
@@ -46,6 +46,10 @@ public final class Lazy<Service>: @unchecked Sendable {  // `instance` is guarde
         }
     }
 }
+
+/// Shared across tasks only when its service is: the instance it keeps is handed to every reader.
+/// (`instance` is guarded by `lock`.)
+extension Lazy: @unchecked Sendable where Service: Sendable {}
 
 extension Lazy: ImplicitService {
     static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }
@@ -108,7 +112,7 @@ extension Provider: ImplicitService {
 /// Resolving `Parent` while `Parent` is being made would be a cycle, so the reference resolves on first
 /// access (by then the parent is made and cached) and keeps only a weak reference, so no cycle of strong
 /// references keeps either alive.
-public final class WeakReference<Service: AnyObject>: @unchecked Sendable {  // state guarded by `lock`
+public final class WeakReference<Service: AnyObject> {
     /// The scope to resolve from; nil for the current scope at the first access (``WeakInjected``).
     private let scope: Scope?
     private let key: AnyHashable?
@@ -138,6 +142,10 @@ public final class WeakReference<Service: AnyObject>: @unchecked Sendable {  // 
         }
     }
 }
+
+/// Shared across tasks only when its service is: the object it refers to is handed to every reader.
+/// (Its state is guarded by `lock`.)
+extension WeakReference: @unchecked Sendable where Service: Sendable {}
 
 extension WeakReference: ImplicitService {
     static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }

@@ -101,6 +101,41 @@ import Stimpak
         #expect(request.report().instances.isEmpty)
     }
 
+    @Test("validateByResolving binds the copy as the current scope: a factory's inject resolves there")
+    func byResolvingBindsTheCopy() async {
+        let log = EventLog()
+        let container = Container()
+        container.register(Feed.self, reuse: .singleton) { log.append("made"); return Feed() }
+        container.register(Remote.self) { () throws -> Remote in
+            _ = try inject(Feed.self)   // from the current scope, which no code here binds
+            return Remote()
+        }
+        let report = await container.validateByResolving()
+        #expect(report.problems.isEmpty, "\(report)")
+        #expect(log.events == ["made"], "made once, in the copy")
+        #expect(container.root.report().instances.isEmpty, "nothing made in the container itself")
+    }
+
+    @Test("validateByResolving keeps a failure of another kind for a service that validate() reported")
+    func byResolvingKeepsAnotherProblemOfTheSameService() async {
+        let container = Container()
+        container.register(Settings.self, reuse: .weak) { () throws -> Settings in throw Boom() }
+        let codes = await container.validateByResolving().problems.map(\.code)
+        #expect(codes == [.weakValueType, .factoryFailed])
+    }
+
+    @Test("validate() reports an async service that a synchronous factory takes as an optional parameter")
+    func optionalParameterOfAnAsyncService() {
+        final class Screen: @unchecked Sendable { init(_ feed: Feed?) {} }
+        let container = Container()
+        container.register(Feed.self) { () async in Feed() }
+        container.autowire(Screen.self, Screen.init)
+        // Optional means "nil when not registered": an async service fails, so validation says so.
+        #expect(container.validate().problems.map(\.code) == [.requiresAwait])
+        let error = #expect(throws: ResolutionError.self) { try container.require(Screen.self) }
+        #expect(error?.code == .requiresAwait)
+    }
+
     @Test("the graph of a fixed container, as DOT and as Mermaid")
     func graph() throws {
         let container = Container()

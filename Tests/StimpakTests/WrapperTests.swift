@@ -10,6 +10,17 @@ import Stimpak
         let name: String
     }
 
+    /// A compile check: `Lazy` and `WeakReference` of a `Sendable` service are `Sendable` (of another service
+    /// they are not, since every reader gets the one instance they keep: that the compiler refuses).
+    @Test func lazyAndWeakReferenceAreSendableWhenTheirServiceIs() throws {
+        func sendable<Value: Sendable>(_ value: Value) -> Value { value }
+        let container = Container()
+        container.register(Foo.self, reuse: .singleton) { Foo() }
+        let lazy = sendable(try container.require(Lazy<Foo>.self))
+        let weak = sendable(try container.require(WeakReference<Foo>.self))
+        #expect(try lazy.value === weak.value)
+    }
+
     @Test func lazyResolvesOnFirstAccessOnceFromItsScope() throws {
         let made = Counter()
         let container = Container()
