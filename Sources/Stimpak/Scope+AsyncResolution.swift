@@ -107,7 +107,7 @@ extension Scope {
                 do {
                     try runCallback(onResolved, resolver, self, instance)
                 } catch {
-                    discard(instance, of: resolver)
+                    Self.discard(instance, of: resolver)
                     throw error
                 }
             }
@@ -248,11 +248,7 @@ extension Scope {
                 try runCallback(onResolved, resolver, owner, instance)
             } catch {
                 // Ours to dispose only if still among the scope's records (see the synchronous path).
-                let isOurs: Bool = registry.lock.withLock {
-                    guard let index = owner.disposals.lastIndex(where: { $0.slot === slot }) else { return false }
-                    owner.disposals.remove(at: index)
-                    return true
-                }
+                let isOurs = registry.lock.withLock { owner.takeDisposal(for: slot) }
                 abandon()
                 if isOurs { try? record?.dispose() }
                 throw error
@@ -289,14 +285,7 @@ extension Scope {
         do {
             let made = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
             var instance = made
-            if let decorators {
-                do {
-                    instance = try Self.decorate(made, with: decorators, in: scope)
-                } catch {
-                    discard(made, of: resolver)
-                    throw error
-                }
-            }
+            if let decorators { instance = try Self.decorate(made, of: resolver, with: decorators, in: scope) }
             if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
             return instance
         } catch let error as ResolutionError {

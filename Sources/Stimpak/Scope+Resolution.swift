@@ -989,11 +989,7 @@ extension Scope {
             // The record is this thread's to dispose only if it is still among the scope's: a disposal of the
             // scope during the callback took it, and disposes the instance itself.
             let (flight, isOurs): (InFlight?, Bool) = registry.lock.withLock {
-                guard let index = owner.disposals.lastIndex(where: { $0.slot === slot }) else {
-                    return (slot.settle(.empty), false)
-                }
-                owner.disposals.remove(at: index)
-                return (slot.settle(.empty), true)
+                (slot.settle(.empty), owner.takeDisposal(for: slot))
             }
             flight?.finish()
             if isOurs { try? record?.dispose() }
@@ -1061,12 +1057,7 @@ extension Scope {
         do {
             let made = try resolver.factory(scope, arguments)
             if let decorators {
-                do {
-                    instance = try Self.decorate(made, with: decorators, in: scope)
-                } catch {
-                    discard(made, of: resolver)
-                    throw error
-                }
+                instance = try Self.decorate(made, of: resolver, with: decorators, in: scope)
             } else {
                 instance = made
             }
@@ -1078,7 +1069,7 @@ extension Scope {
             do {
                 try runCallback(onResolved, scope, instance, of: resolver, context: context)
             } catch {
-                discard(instance, of: resolver)
+                Self.discard(instance, of: resolver)
                 throw error
             }
         }
@@ -1088,20 +1079,35 @@ extension Scope {
     /// Disposes, as its registration's disposal rules say, an instance that no one will get: a decorator or
     /// the transient's `resolved` callback failed after the factory made it, so nothing else would dispose
     /// it. A `.weak` or `.graph` instance is never the container's to dispose.
-    func discard<Service, Args>(_ instance: Service, of resolver: ServiceResolver<Service, Args>) {
+    static func discard<Service, Args>(_ instance: Service, of resolver: ServiceResolver<Service, Args>) {
         guard resolver.reuse.kind != .weak, resolver.reuse.kind != .graph else { return }
         try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: resolver.onDispose)?.dispose()
     }
 
-    /// `instance` wrapped by `decorators`, in registration order (the first wraps the factory's instance).
+    /// Removes this scope's disposal record of `slot`'s instance: true when it was still here, false when a
+    /// disposal of the scope took it (and disposes the instance itself). Call with the lock held.
+    func takeDisposal(for slot: Slot) -> Bool {
+        guard let index = disposals.lastIndex(where: { $0.slot === slot }) else { return false }
+        disposals.remove(at: index)
+        return true
+    }
+
+    /// `made`, an instance of `resolver`'s factory, wrapped by `decorators` in registration order (the first
+    /// wraps `made`). When one throws, `made`, which no one will get, is discarded (``discard(_:of:)``).
     /// Out of line: iterating an array of closures over a type parameter looks up metadata, which the
     /// unspecialized caller would otherwise do on every creation.
     @inline(never)
-    static func decorate<Service>(
-        _ instance: Service, with decorators: [Decorator<Service>], in scope: Scope
+    static func decorate<Service, Args>(
+        _ made: Service, of resolver: ServiceResolver<Service, Args>, with decorators: [Decorator<Service>],
+        in scope: Scope
     ) throws -> Service {
-        var instance = instance
-        for decorator in decorators { instance = try decorator(scope, instance) }
+        var instance = made
+        do {
+            for decorator in decorators { instance = try decorator(scope, instance) }
+        } catch {
+            discard(made, of: resolver)
+            throw error
+        }
         return instance
     }
 
