@@ -275,6 +275,8 @@ extension Scope {
     /// still alive after it was disposed; empty before it is disposed, and when tracking is off.
     public var survivors: [Survivor] {
         let tracked = registry.lock.withLock { isDisposedValue ? self.tracked : [] }
+        // What lock-free readers might have held is released first: only what something else keeps survives.
+        if !tracked.isEmpty { Reclamation.reclaimAll() }
         return tracked.compactMap { record in
             guard let instance = record.instance else { return nil }
             return Survivor(service: record.service, type: String(describing: Swift.type(of: instance)))

@@ -146,7 +146,7 @@ extension Scope {
     ) async throws -> Service {
         let slot = place.slot
         var retiredWeakBox: AnyObject?
-        defer { if retiredWeakBox != nil { ReadSection.waitForReaders() } }
+        defer { if let box = retiredWeakBox.take() { Reclamation.retire(box) } }
         while true {
             if place.owner.isDisposedValue {
                 registry.lock.unlock()

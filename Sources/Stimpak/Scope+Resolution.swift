@@ -864,7 +864,7 @@ extension Scope {
     ) throws(ResolutionError) -> Service {
         var retiredWeakBox: AnyObject?
         // Every way out has released the lock; lock-free readers may still hold the retired box's address.
-        defer { if retiredWeakBox != nil { ReadSection.waitForReaders() } }
+        defer { if let box = retiredWeakBox.take() { Reclamation.retire(box) } }
         while true {
             if owner.isDisposedValue {
                 registry.lock.unlock()

@@ -41,12 +41,12 @@ public final class Scope: Resolving, @unchecked Sendable {
     @inlinable var tableWord: AtomicWord { disposedWord.advanced(by: 1) }
 
     /// The open children by their key's hash. So a scope is detached by identity, without comparing keys.
-    @exclusivity(unchecked) private var children = ChildTable()
+    @exclusivity(unchecked) var children = ChildTable()
     /// The next open child in this one's bucket of its parent's ``ChildTable``.
     @exclusivity(unchecked) var nextInBucket: Scope?
     @exclusivity(unchecked) private var nextChildSequence = 0
     /// This child scope's caches and published instances (the root scope's live on the registrations).
-    @exclusivity(unchecked) private var table: ScopeTable?
+    @exclusivity(unchecked) var table: ScopeTable?
     /// What this scope adds to the registrations, for itself and the scopes below: values put here with
     /// `provide` and registrations made with `register`, by the key they resolve under.
     @exclusivity(unchecked) var locals = [ServiceKey: Local]()
@@ -55,6 +55,11 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// With ``Container/tracksInstances`` on: weak references to the instances cached here, kept after
     /// disposal for ``survivors``.
     @exclusivity(unchecked) var tracked: [TrackedInstance] = []
+    /// How many disposals of children detached from this scope are still running their hooks (see
+    /// ``Scope/dispose()-3kxxz``): this scope's own hooks wait for them.
+    @exclusivity(unchecked) var runningChildDisposals = 0
+    /// The disposal of this scope's subtree that waits for those, if any.
+    @exclusivity(unchecked) var waitingDisposal: WaitingDisposal?
 
     init(root registry: Registry) {
         self.scopeKey = nil
@@ -289,150 +294,6 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// The same, for a cached instance that its entry holds itself (a `provide`d value).
     func publishBelowOwner(_ box: AnyObject, index: Int) {
         publishBelowOwner(box, box: box, index: index)
-    }
-
-    /// Disposes this scope and everything below it.
-    ///
-    /// Deepest scopes first, siblings in reverse order of opening; in each scope, the cached instances
-    /// in reverse order of creation. A hook that throws does not stop the others. Then the scope is
-    /// detached from its parent. Disposing twice does nothing.
-    ///
-    /// Asynchronous hooks (``AsyncDisposable`` instances, `async` `onDispose` callbacks) cannot be awaited
-    /// here: they run afterwards, in that order, in a task of their own, and their failures are not
-    /// reported. `await scope.dispose()` awaits them and reports them.
-    /// - Returns: The disposal hooks that threw, empty when all succeeded.
-    @discardableResult
-    public func dispose() -> [DisposalFailure] {
-        var detached = Detached()
-        guard detachSubtree(into: &detached) else { return [] }
-        var failures: [DisposalFailure] = []
-        var later: [DisposalRecord] = []
-        let observed = registry.observedWord.loadRelaxed() != 0
-        var events: [(ServiceKey, (any Error)?)] = []
-        for record in detached.records {
-            if record.isAsync {
-                later.append(record)
-                continue
-            }
-            do {
-                try record.dispose()
-                if observed { events.append((record.key, nil)) }
-            } catch {
-                failures.append(DisposalFailure(service: record.key, error: error))
-                if observed { events.append((record.key, error)) }
-            }
-        }
-        if !later.isEmpty { DisposalRecord.runDetached(later) }
-        if observed { reportDisposals(events) }
-        // Instances are released here, after their hooks and outside the lock, so deinits may resolve.
-        detached = Detached()
-        return failures
-    }
-
-    /// Disposes this scope and everything below it, awaiting the asynchronous hooks.
-    ///
-    /// ```swift
-    /// let request = container.openScope()
-    /// ...
-    /// let failures = await request.dispose()   // closes the database session, awaited
-    /// ```
-    /// The same order as `dispose()-3kxxz`: deepest scopes first, each scope's instances newest first, synchronous
-    /// and asynchronous hooks alike; a hook that throws does not stop the others.
-    /// - Returns: The disposal hooks that threw, empty when all succeeded.
-    @discardableResult
-    public func dispose() async -> [DisposalFailure] {
-        var detached = Detached()
-        guard detachSubtree(into: &detached) else { return [] }
-        var failures: [DisposalFailure] = []
-        let observed = registry.observedWord.loadRelaxed() != 0
-        var events: [(ServiceKey, (any Error)?)] = []
-        for record in detached.records {
-            do {
-                try await record.disposeAwaiting()
-                if observed { events.append((record.key, nil)) }
-            } catch {
-                failures.append(DisposalFailure(service: record.key, error: error))
-                if observed { events.append((record.key, error)) }
-            }
-        }
-        if observed { reportDisposals(events) }
-        detached = Detached()
-        return failures
-    }
-
-    /// Marks the subtree disposed, unpublishes and takes its state into `detached`, and waits for lock-free
-    /// readers to be done with it; false when it was disposed already, or held nothing. (An `inout` empty
-    /// value, not an optional result: destroying a `Detached?` went through type metadata field by field.)
-    private func detachSubtree(into detached: inout Detached) -> Bool {
-        registry.lock.lock()
-        guard !isDisposedValue else {
-            registry.lock.unlock()
-            return false
-        }
-        // Unlinked first: `remove` walks the bucket chain that `detach` clears.
-        parent?.children.remove(self)
-        if children.isEmpty {
-            detach(into: &detached)
-        } else {
-            for scope in subtreeDeepestFirst() { scope.detach(into: &detached) }
-        }
-        if parent == nil {
-            for entry in registry.entries.values {
-                if let cache = entry.registration?.takeRootCache() { detached.objects.append(cache) }
-            }
-        }
-        registry.lock.unlock()
-        guard detached.holdsAnything else { return false }
-        // Lock-free readers may still hold the published instances: let them finish first.
-        ReadSection.waitForReaders()
-        return true
-    }
-
-    /// What a disposal takes out of the scopes under the lock, to dispose and release outside it.
-    private struct Detached {
-        /// Disposal records in the order they run: each scope's newest first, scopes deepest first.
-        var records: [DisposalRecord] = []
-        var table: ScopeTable?
-        var locals = [ServiceKey: Local]()
-        /// The tables after the first, and the root scope's caches.
-        var objects: [AnyObject] = []
-        var moreLocals: [[ServiceKey: Local]] = []
-
-        var holdsAnything: Bool {
-            !records.isEmpty || table != nil || !locals.isEmpty || !objects.isEmpty || !moreLocals.isEmpty
-        }
-    }
-
-    /// Marks this scope disposed, unpublishes its instances and moves its state into `detached`.
-    /// Call with the lock held.
-    private func detach(into detached: inout Detached) {
-        isDisposedValue = true
-        tableWord.publish(nil)
-        if !disposals.isEmpty {
-            detached.records.append(contentsOf: disposals.reversed())
-            disposals = []
-        }
-        if let table {
-            if detached.table == nil { detached.table = table } else { detached.objects.append(table) }
-            self.table = nil
-        }
-        if !locals.isEmpty {
-            if detached.locals.isEmpty { detached.locals = locals } else { detached.moreLocals.append(locals) }
-            locals = [ServiceKey: Local]()
-        }
-        children = ChildTable()
-        nextInBucket = nil
-    }
-
-    /// Every scope of this subtree, each after all its descendants. Iterative, so depth costs no stack.
-    func subtreeDeepestFirst() -> [Scope] {
-        var preorder: [Scope] = []
-        var stack: [Scope] = [self]
-        while let scope = stack.popLast() {
-            preorder.append(scope)
-            stack.append(contentsOf: scope.openChildrenInOrder.reversed())
-        }
-        return preorder.reversed()
     }
 }
 

@@ -49,6 +49,7 @@ import Stimpak
         #expect(first != nil, "the first instance lives as long as the scope")
         #expect(scope.report().instances.map(\.creation) == [1, 2])
         scope.dispose()
+        Container.reclaim()
         #expect(first == nil)
     }
 

@@ -341,9 +341,11 @@ final class ResultBox: @unchecked Sendable {  // `storage` is guarded by `lock`
             #expect(scope.resolve(Probe.self, key: "scoped") === scoped, "the published .inScope instance")
         }
         scope.dispose()
+        Container.reclaim()
         #expect(scoped == nil, "the scope released its instance")
         #expect(singleton != nil)
         container.dispose()
+        Container.reclaim()
         #expect(singleton == nil, "the container released the singleton")
     }
 

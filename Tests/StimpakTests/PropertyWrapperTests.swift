@@ -202,6 +202,7 @@ final class Child: @unchecked Sendable {
         }
         #expect(weakParent != nil, "the scope holds it")
         scope.dispose()
+        Container.reclaim()
         #expect(weakParent == nil, "no strong cycle kept it")
         #expect(child?.parent == nil, "the child held it weakly")
     }

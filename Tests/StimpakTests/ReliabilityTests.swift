@@ -87,8 +87,8 @@ import Darwin
                 unregistered.fire()
             }
         }
-        // The next change reclaims what the last one kept.
-        container.register(Foo.self) { Foo() }
+        // Reclaiming releases what the unregistration kept while its factory ran.
+        Container.reclaim()
         #expect(registration.object == nil)
         _ = consume captured
         #expect(capturedWeakly.object == nil)
@@ -105,7 +105,7 @@ import Darwin
         unregisters.value = true
         #expect(container.resolve(Canary.self) != nil)
         #expect(container.resolve(Canary.self) == nil, "it is gone")
-        container.register(Foo.self) { Foo() }
+        Container.reclaim()
         #expect(registration.object == nil)
     }
 

@@ -69,6 +69,7 @@ import Stimpak
         scope.dispose()
         #expect(released != nil, "disposing a scope keeps the singleton")
         container.dispose()
+        Container.reclaim()
         #expect(released == nil)
         #expect(container.resolve(Foo.self) == nil)
         #expect(container.isDisposed)

@@ -184,6 +184,7 @@ import Stimpak
             let error = try #require(throws: ResolutionError.self) { try test.require(Tracked.self) }
             #expect(error.code == .scopeDisposed)
         }
+        Container.reclaim()
         #expect(instance == nil)
         #expect(captured == nil, "the factory and what it captured are released")
         #expect(container.resolve(Tracked.self) == nil)

@@ -244,6 +244,7 @@ import Stimpak
             #expect(container.openScopeCount == 0 && reopened.isDisposed)
             #expect(ids.allSatisfy { scopes[$0]!.isDisposed })
         }
+        Container.reclaim()
         #expect(weakFirst == nil, "a disposed child is released with the container")
     }
 

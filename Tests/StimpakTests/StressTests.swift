@@ -334,6 +334,78 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// Sixteen threads resolve from the current request scope nonstop (more busy threads than cores) while one
+    /// runs request cycles: open a scope, resolve its session, make it current, dispose the previous one. The
+    /// disposing thread never waits for a reader (waiting, each disposal cost a time slice whenever a reader
+    /// was preempted inside its section); every resolve returns an intact session or `scopeDisposed`; nothing
+    /// is alive afterwards.
+    @Test func requestCyclesRaceSixteenReaders() throws {
+        #if DEBUG
+        let cycles = 5_000
+        #else
+        let cycles = 200_000
+        #endif
+        final class Session: Sendable {
+            let canary = Canary()
+            let pool: Canary
+            let token: LiveCounter.Token
+            init(pool: Canary, token: LiveCounter.Token) {
+                self.pool = pool
+                self.token = token
+            }
+        }
+        let live = LiveCounter()
+        let container = Container()
+        container.register(Canary.self, reuse: .singleton) { Canary() }
+        container.register(Session.self, reuse: .inScope) { (scope: Scope) in
+            Session(pool: try scope.require(Canary.self), token: live.make())
+        }
+        let current = Shared(container.openScope(-1))
+        let stop = Shared(false)
+        let health = Health()
+        let unexpected = Shared<[String]>([])
+        let clock = ContinuousClock()
+        let elapsed = Shared(Duration.zero)
+        hammer(threads: 17) { index in
+            if index == 16 {
+                let start = clock.now
+                for cycle in 0..<cycles {
+                    let next = container.openScope(cycle)
+                    _ = next.resolve(Session.self)
+                    let previous = current.value
+                    current.value = next
+                    previous.dispose()
+                }
+                elapsed.value = clock.now - start
+                stop.value = true
+                return
+            }
+            var tally = Tally()
+            while !stop.value {
+                let scope = current.value
+                for _ in 0..<10 {
+                    do {
+                        let session = try scope.require(Session.self)
+                        tally.check(session.canary)
+                        tally.check(session.pool)
+                    } catch let error as ResolutionError where error.code == .scopeDisposed {
+                        tally.missing += 1
+                    } catch {
+                        unexpected.value.append(String(describing: error))
+                    }
+                }
+            }
+            health.add(tally)
+        }
+        print("\(cycles) request cycles beside 16 reader threads took \(elapsed.value)")
+        health.expectHealthy()
+        #expect(unexpected.value.isEmpty, "\(unexpected.value.prefix(3))")
+        current.value.dispose()
+        container.dispose()
+        Container.reclaim()
+        #expect(live.count == 0, "\(live.count) sessions outlived their scopes")
+    }
+
     /// Runs `read` on `readers` threads and `write` on one more, over and over, for ``seconds``.
     func race(
         readers: Int, health: Health, read: @escaping @Sendable (inout Tally) -> Void,

@@ -76,6 +76,7 @@ import Stimpak
             #expect(try parent.child.parent.value === parent)
             released = parent
         }
+        Container.reclaim()
         #expect(released == nil, "no strong cycle: the container's release frees both")
     }
 

@@ -17,13 +17,12 @@ import CStimpakAtomics
 //   the transient registration whose factory it calls on its resolution path (its own cache line, no
 //   shared write). Leaving is an out-of-line call that the optimizer must assume may release anything, so
 //   no retain moves after it.
-// - retire: a writer unpublishes (stores 0 or a successor, seq-cst) under the lock, and keeps what it
-//   unpublished.
-// - reclaim: after the lock is released, the writer calls `ReadSection.waitForReaders()`, then drops what it
-//   unpublished. Every reader that could have loaded the old pointer entered its section before the
-//   unpublishing store and has left it, holding its own references or with the registration on its path.
-//   A retired registration that is on some thread's path (its factory is running) is kept (`Registry`
-//   parks it) until a later reclaim finds it gone.
+// - retire: a writer unpublishes (stores 0 or a successor, seq-cst) under the lock, keeps what it unpublished,
+//   and after the lock hands it to `Reclamation.retire` (Reclamation.swift).
+// - reclaim: `Reclamation` releases it once every thread that was inside a section at the retire has left
+//   that section (holding its own references, or with the registration on its path), never waiting for one.
+//   A retired registration that is on some thread's path (its factory is running) is parked there until a
+//   later retire finds it gone.
 
 /// A machine word shared with lock-free readers: written under the container's lock, read in read sections.
 @usableFromInline
@@ -88,14 +87,13 @@ struct AtomicWord {
     }
 
     /// Publishes `object` (or unpublishes, with nil) without retaining it: its owner keeps it alive until
-    /// it is unpublished and readers are waited for.
+    /// it is unpublished and retired.
     func publish(_ object: AnyObject?) {
         store(object.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0)
     }
 
     /// Publishes a cached instance (see ``CachedInstance``) without retaining it: the instance itself, or its
-    /// box with ``CachedInstance/boxBit`` set. Its cache keeps it alive until it is unpublished and readers are
-    /// waited for.
+    /// box with ``CachedInstance/boxBit`` set. Its cache keeps it alive until it is unpublished and retired.
     func publish(instance object: AnyObject) {
         store(CachedInstance.publishedBits(of: object))
     }
@@ -111,7 +109,7 @@ struct AtomicWord {
     }
 
     /// Unpublishes what ``publishOwned(_:)`` published and hands the reference to the caller, who must
-    /// call ``ReadSection/waitForReaders()`` before dropping it.
+    /// retire it (``Reclamation/retire(_:registrations:)``) instead of dropping it.
     func retireOwned<Object: AnyObject>(_ type: Object.Type) -> Object? {
         guard let raw = UnsafeRawPointer(bitPattern: stimpak_exchange(address, 0)) else { return nil }
         return Unmanaged<Object>.fromOpaque(raw).takeRetainedValue()
@@ -181,124 +179,13 @@ struct ReadSection {
         return pinned.takeRetainedValue()
     }
 
-    /// Returns once every other thread that was inside a read section when it was called has left it.
-    ///
-    /// Call without the container's lock, after unpublishing and before releasing: a reader either entered
-    /// its section (a seq-cst store) before the unpublishing store and is waited for, or it loads the
-    /// unpublished word. Sections are a few loads long, so the wait is short.
-    static func waitForReaders() {
-        Readers.waitForReaders(except: stimpak_thread_get())
-    }
-
-    /// Waits for readers (see ``waitForReaders()``), then runs `body`, which may ask whether objects are
-    /// on some thread's resolution path (this one's included): registrations whose factories may still run.
-    static func waitForReaders<Result>(then body: (ResolutionPaths) -> Result) -> Result {
-        Readers.waitForReaders(except: stimpak_thread_get(), then: body)
-    }
-
     /// Registers the counter of a thread that is about to enter its first section.
     static func register(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        Readers.add(thread)
+        Reclamation.register(thread)
     }
 
     /// Unregisters the counter of a thread that has left its last section (it is exiting).
     static func unregister(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        Readers.remove(thread)
-    }
-}
-
-/// Every registered thread's resolution path, searched after a wait for readers, with the threads'
-/// registry locked so that none exits meanwhile.
-struct ResolutionPaths {
-    fileprivate let threads: UnsafeBufferPointer<UnsafeMutablePointer<stimpak_thread_state>>
-
-    /// Whether `object` is on some thread's path: the thread is making it or running its factory.
-    func contain(_ object: AnyObject) -> Bool {
-        let pointer = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        return threads.contains { stimpak_path_contains($0, pointer) != 0 }
-    }
-}
-
-/// The read-section counters of every thread that has resolved, for ``ReadSection/waitForReaders()``.
-///
-/// Static, and the list in memory of its own, not an array: every disposal waits, and reaching a shared object
-/// or an array in a static variable (which the wait's calls out might change, as far as the compiler knows)
-/// cost a retain and a release. One `static let`, so that one lazy-initialization check finds the lock and the list.
-private enum Readers {
-    private struct Shared: ~Copyable, @unchecked Sendable {  // `list` is guarded by `lock`
-        let lock = Lock()
-        let list = RawMemory.allocate(List.self, count: 1)
-
-        init() {
-            list.initialize(to: List())
-        }
-    }
-
-    /// The registered threads' states, `count` of them at `states`, which has room for `capacity`.
-    private struct List {
-        var states: UnsafeMutablePointer<UnsafeMutablePointer<stimpak_thread_state>>?
-        var count = 0
-        var capacity = 0
-
-        var buffer: UnsafeBufferPointer<UnsafeMutablePointer<stimpak_thread_state>> {
-            UnsafeBufferPointer(start: states, count: count)
-        }
-    }
-
-    private static let shared = Shared()
-
-    static func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        shared.lock.withLock {
-            let list = shared.list
-            if list.pointee.count == list.pointee.capacity {
-                let capacity = Swift.max(16, list.pointee.capacity * 2)
-                let states = RawMemory.allocate(UnsafeMutablePointer<stimpak_thread_state>.self, count: capacity)
-                if let old = list.pointee.states {
-                    states.moveInitialize(from: old, count: list.pointee.count)
-                    RawMemory.release(old)
-                }
-                list.pointee.states = states
-                list.pointee.capacity = capacity
-            }
-            (list.pointee.states.unsafelyUnwrapped + list.pointee.count).initialize(to: thread)
-            list.pointee.count += 1
-        }
-    }
-
-    static func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        shared.lock.withLock {
-            let list = shared.list
-            guard let index = list.pointee.buffer.firstIndex(of: thread) else { return }
-            let states = list.pointee.states.unsafelyUnwrapped
-            // The last one takes its place: the order does not matter.
-            list.pointee.count -= 1
-            states[index] = states[list.pointee.count]
-        }
-    }
-
-    // The lock is held while waiting and searching, so that no thread exits (and frees its state's path)
-    // under us; a thread inside a section never takes it (it registers before its first section and
-    // unregisters after its last).
-
-    static func waitForReaders(except own: UnsafeMutablePointer<stimpak_thread_state>) {
-        shared.lock.withLock { waitLocked(except: own) }
-    }
-
-    static func waitForReaders<Result>(
-        except own: UnsafeMutablePointer<stimpak_thread_state>, then body: (ResolutionPaths) -> Result
-    ) -> Result {
-        shared.lock.withLock {
-            waitLocked(except: own)
-            return body(ResolutionPaths(threads: shared.list.pointee.buffer))
-        }
-    }
-
-    /// Waits until every other thread that is inside a section has left it. Call with the lock held.
-    private static func waitLocked(except own: UnsafeMutablePointer<stimpak_thread_state>) {
-        for thread in shared.list.pointee.buffer where thread != own {
-            let seen = stimpak_section_load(thread)
-            guard seen & 1 == 1 else { continue }
-            while stimpak_section_load(thread) == seen { sched_yield() }
-        }
+        Reclamation.unregister(thread)
     }
 }

@@ -46,7 +46,7 @@ extension Registration {
 ///
 /// Writers (register, unregister, settings, `provide`) change `entries` under the lock and retire the
 /// published table; the next resolve that finds none rebuilds it under the lock. Lock-free readers use the
-/// table inside a read section, so a retired table is released only after ``ReadSection/waitForReaders()``.
+/// table inside a read section, so a retired table is released only when no reader can hold it (``Reclamation``).
 @usableFromInline
 final class Registry: @unchecked Sendable {
     // `entries` and `nextIndex` are guarded by `lock`; `tableWord` is written under `lock` and read
@@ -74,12 +74,9 @@ final class Registry: @unchecked Sendable {
     /// Each registration's index names its cache in every scope; never reused, so a cache can't outlive
     /// its registration and be mistaken for another's.
     @exclusivity(unchecked) private var nextIndex = 0
-    /// Registrations taken out of `entries` (unregistered, replaced, or the container released), to release
-    /// at the next reclaim; and those a reclaim found still on some thread's resolution path (a transient's
-    /// factory running), kept for a later one. The registry's end releases whatever is left: no factory
-    /// can run then, since every resolve holds a scope, which holds the registry.
+    /// Registrations taken out of `entries` (unregistered, replaced, or the container released), to retire
+    /// (see ``Reclamation``) once the lock is released.
     @exclusivity(unchecked) private var retiredRegistrations: [any Registration] = []
-    @exclusivity(unchecked) private var parkedRegistrations: [any Registration] = []
     /// The block that registrations' published words are taken from (see ``takeWords(_:)``).
     @exclusivity(unchecked) private var wordBlock: WordBlock?
     /// Counts the instances stored in caches, to number them for the live report.
@@ -169,27 +166,24 @@ final class Registry: @unchecked Sendable {
         retiredRegistrations.append(registration)
     }
 
-    /// The retired registrations and the parked ones, to reclaim. Call with `lock` held.
+    /// The retired registrations, to reclaim. Call with `lock` held.
     private func takeRetiredRegistrations() -> [any Registration] {
         // A registration that replaces nothing (most of them) retires nothing: no array is touched.
-        if retiredRegistrations.isEmpty, parkedRegistrations.isEmpty { return [] }
-        let taken = parkedRegistrations.isEmpty ? retiredRegistrations : retiredRegistrations + parkedRegistrations
+        if retiredRegistrations.isEmpty { return [] }
+        let taken = retiredRegistrations
         retiredRegistrations = []
-        parkedRegistrations = []
         return taken
     }
 
-    /// Releases a retired table and registrations once no reader can be using them, and parks the
-    /// registrations whose factories are still running. Call without the lock: the deinits of what the
-    /// registrations held (factories, captured objects, the root scope's instances) may resolve.
-    private func reclaim(_ table: consuming LookupTable?, _ registrations: [any Registration]) {
+    /// Hands a retired table and registrations to ``Reclamation``: released once no reader can be using them
+    /// and no factory of theirs runs. Call without the lock: the deinits of what the registrations held
+    /// (factories, captured objects, the root scope's instances) may resolve.
+    private func reclaim(_ table: consuming LookupTable?, _ registrations: consuming [any Registration]) {
         if registrations.isEmpty {
             Self.release(retiredTable: table)
-            return
+        } else {
+            Reclamation.retire(table, registrations: registrations)
         }
-        let running = ReadSection.waitForReaders { paths in registrations.filter { paths.contain($0) } }
-        _ = consume table
-        if !running.isEmpty { lock.withLock { parkedRegistrations.append(contentsOf: running) } }
     }
 
     /// Drops every registration, once the container is released: a scope that outlives it (already
@@ -227,7 +221,7 @@ final class Registry: @unchecked Sendable {
     /// Releases a table that ``retireTable()`` returned, once no reader can be using it. Call without the lock.
     static func release(retiredTable table: consuming LookupTable?) {
         guard let table else { return }
-        withExtendedLifetime(table) { ReadSection.waitForReaders() }
+        Reclamation.retire(table)
     }
 
     /// Marks `key` as having values or registrations in scopes, so that the locked path searches the scopes

@@ -16,7 +16,7 @@ import CStimpakAtomics
 ///
 /// The path and the counter live in the thread's `stimpak_thread_state` (C thread-local storage), which
 /// the resolve path reaches in a few instructions without touching this object's reference count; only
-/// the owning thread writes them (the counter is also read atomically by ``ReadSection/waitForReaders()``).
+/// the owning thread writes them (the counter is also read atomically by ``Reclamation``).
 @usableFromInline
 final class ResolutionContext {
     /// The owning thread's state: valid until the thread exits, and only used on that thread (other

@@ -1,0 +1,280 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CStimpakAtomics
+
+// Deferred reclamation: the retire and reclaim steps of the lock-free protocol (ReadSection.swift has publish
+// and read-and-pin; ARCHITECTURE.md gives the argument). Every writer that unpublished something under the
+// container's lock hands it here after unlocking, and never waits for a reader:
+//
+// - retire: under the threads' lock, the writer reads every registered thread's section counter (seq-cst).
+//   When none is odd (no thread is inside a section, the common case), nothing unpublished can still be held:
+//   what it retires, and everything retired before, is released at once, on this thread, after the lock.
+//   Otherwise it appends a batch (the garbage, and the odd counters it saw) to the pending queue.
+// - reclaim: a batch is ready once every thread it recorded has moved its counter on (left that section) or
+//   exited. Every later retire releases the ready batches at the front of the queue, and `reclaimAll()`
+//   (tests, leak checks) waits for the readers, then releases everything.
+// - A retired registration is released only once it is ready and on no thread's resolution path (its factory
+//   may be running); until then it is parked here and looked for again at each retire.
+//
+// Why the front is enough: batches are appended in order under the lock. A thread recorded in an older batch
+// with counter s is, at a newer batch's snapshot, either still at s (recorded there too) or past it. So a ready
+// batch's predecessors are ready, and readiness is a prefix of the queue.
+//
+// Why garbage stays bounded: a batch waits only for sections that were open when it was made, and a section
+// runs no factory, callback or lock (only a key's `==`), so every batch becomes ready within one section's
+// length, a time slice when its reader is preempted. Should a reader stay inside a section for as long as it
+// takes `pendingLimit` batches to pile up (a debugger holding it), the retiring writer waits for that reader
+// (`reclaimAll`) as a last resort, which bounds memory.
+
+/// What lock-free readers may still hold, released once none can: the one place that pairs "unpublished under
+/// the lock" with "released after it".
+enum Reclamation {
+    /// Releases `garbage` (and, once no factory of theirs runs, `registrations`) once no reader can still hold
+    /// what it unpublished: at once when no thread is inside a read section, else at a later retire. Never
+    /// waits for another thread. Call without the container's lock, after unpublishing under it: deinits may
+    /// run user code.
+    static func retire<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration] = []) {
+        let state = shared.state
+        shared.lock.lock()
+        guard state.pointee.hasReaderInside else {
+            // Nothing unpublished can still be held: this and everything pending is released now.
+            if state.pointee.isIdle, registrations.isEmpty {
+                shared.lock.unlock()
+                _ = consume garbage
+                return
+            }
+            let released = state.pointee.release(all: true, adding: registrations)
+            shared.lock.unlock()
+            _ = consume garbage
+            _ = consume released
+            return
+        }
+        let released = state.pointee.release(all: false, adding: [])
+        state.pointee.pending.append(
+            Batch(readers: state.pointee.readersInside(), garbage: garbage, registrations: registrations))
+        state.pointee.appended += 1
+        let isOverLimit = state.pointee.pendingCount >= pendingLimit
+        shared.lock.unlock()
+        _ = consume released
+        if isOverLimit { reclaimAll() }
+    }
+
+    /// Waits for the threads inside read sections when this is called to leave them, then releases everything
+    /// retired before, except registrations whose factories are still running. For leak checks and tests; a
+    /// writer never needs it. The lock is released while it waits, so writers go on meanwhile.
+    static func reclaimAll() {
+        let own = stimpak_thread_get()
+        let state = shared.state
+        shared.lock.lock()
+        let target = state.pointee.appended
+        while true {
+            let released = state.pointee.release(all: false, adding: [])
+            // A batch that waits for this thread's own open section (a key's `==` that called this) can't be
+            // released here.
+            let isDone = state.pointee.releasedCount >= target || state.pointee.frontWaitsOnlyFor(own)
+            shared.lock.unlock()
+            _ = consume released
+            if isDone { return }
+            sched_yield()
+            shared.lock.lock()
+        }
+    }
+
+    /// How many batches wait for readers (for tests).
+    static var pendingCount: Int {
+        shared.lock.withLock { shared.state.pointee.pendingCount }
+    }
+
+    /// Registers the counter of a thread that is about to enter its first section.
+    static func register(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+        shared.lock.withLock { shared.state.pointee.add(thread) }
+    }
+
+    /// Unregisters the counter of a thread that has left its last section (it is exiting): no batch waits
+    /// for it any more.
+    static func unregister(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+        let released = shared.lock.withLock {
+            shared.state.pointee.remove(thread)
+            return shared.state.pointee.release(all: false, adding: [])
+        }
+        _ = consume released
+    }
+
+    /// The queue length at which a retiring writer waits for readers instead of adding to it.
+    static let pendingLimit = 1 << 14
+
+    /// What a retire or reclaim releases once the threads' lock is unlocked.
+    private struct Released {
+        var batches: [Batch] = []
+        var registrations: [any Registration] = []
+    }
+
+    /// What one retire left for readers, with the readers it waits for.
+    private struct Batch {
+        /// The threads inside a section when it was retired, with the counter each had; a thread is
+        /// cleared (nil) when it exits.
+        var readers: [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)]
+        var garbage: Any
+        var registrations: [any Registration]
+
+        /// Whether every recorded thread has left the section it was in. Call with the threads' lock held (a
+        /// recorded thread's state stays allocated while it is registered).
+        var isReady: Bool {
+            readers.allSatisfy { reader in
+                guard let thread = reader.thread else { return true }
+                return stimpak_section_load(thread) != reader.seen
+            }
+        }
+    }
+
+    private struct Shared: ~Copyable, @unchecked Sendable {  // `state` is guarded by `lock`
+        let lock = Lock()
+        let state = RawMemory.allocate(State.self, count: 1)
+
+        init() {
+            state.initialize(to: State())
+        }
+    }
+
+    /// One `static let` (one lazy-initialization check finds the lock and the state), the state in memory of
+    /// its own: reaching an object or an array in a static variable, which the calls out might change as far
+    /// as the compiler knows, costs a retain and a release on every disposal.
+    private static let shared = Shared()
+
+    /// The registered threads, the pending batches and the parked registrations; guarded by the threads' lock.
+    private struct State {
+        /// The registered threads' states, `count` of them at `threads`, which has room for `capacity`.
+        var threads: UnsafeMutablePointer<UnsafeMutablePointer<stimpak_thread_state>>?
+        var count = 0
+        var capacity = 0
+        /// Batches oldest first, from `head` on (the ones before it are released).
+        var pending: [Batch] = []
+        var head = 0
+        /// Ready registrations found on a thread's resolution path: their factories are running.
+        var parked: [any Registration] = []
+        /// How many batches were ever appended, and released: the queue is first in, first out.
+        var appended = 0
+        var releasedCount = 0
+
+        var buffer: UnsafeBufferPointer<UnsafeMutablePointer<stimpak_thread_state>> {
+            UnsafeBufferPointer(start: threads, count: count)
+        }
+
+        var pendingCount: Int { pending.count - head }
+
+        /// Nothing pending and nothing parked.
+        var isIdle: Bool { pending.isEmpty && parked.isEmpty }
+
+        /// Whether a registered thread (this one included) is inside a read section.
+        var hasReaderInside: Bool {
+            buffer.contains { stimpak_section_load($0) & 1 == 1 }
+        }
+
+        /// The threads inside a read section, with their counters.
+        func readersInside() -> [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)] {
+            var readers: [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)] = []
+            for thread in buffer {
+                let seen = stimpak_section_load(thread)
+                if seen & 1 == 1 { readers.append((thread, seen)) }
+            }
+            return readers
+        }
+
+        /// Whether the oldest pending batch waits for `own`'s open section and for no other thread.
+        func frontWaitsOnlyFor(_ own: UnsafeMutablePointer<stimpak_thread_state>) -> Bool {
+            guard head < pending.count else { return false }
+            var waitsForOwn = false
+            for reader in pending[head].readers {
+                guard let thread = reader.thread, stimpak_section_load(thread) == reader.seen else { continue }
+                if thread != own { return false }
+                waitsForOwn = true
+            }
+            return waitsForOwn
+        }
+
+        /// Takes the pending batches (all of them when no thread is inside a section, else the ready ones at
+        /// the front of the queue) and the registrations among them, `registrations` and the parked ones that
+        /// are on no thread's resolution path; parks the others.
+        mutating func release(all: Bool, adding registrations: [any Registration]) -> Released {
+            var end = head
+            if all {
+                end = pending.count
+            } else {
+                while end < pending.count, pending[end].isReady { end += 1 }
+            }
+            var released = Released()
+            var candidates = parked
+            candidates.append(contentsOf: registrations)
+            if end > head {
+                releasedCount += end - head
+                released.batches = Array(pending[head..<end])
+                for batch in released.batches { candidates.append(contentsOf: batch.registrations) }
+                if end == pending.count {
+                    pending.removeAll(keepingCapacity: pending.count <= 64)
+                    head = 0
+                } else {
+                    // Released places are dropped once they are half the queue, not one by one.
+                    for index in head..<end { pending[index] = Batch(readers: [], garbage: (), registrations: []) }
+                    head = end
+                    if head >= pending.count / 2 {
+                        pending.removeFirst(head)
+                        head = 0
+                    }
+                }
+            }
+            if candidates.isEmpty { return released }
+            let paths = ResolutionPaths(threads: buffer)
+            parked = candidates.filter { paths.contain($0) }
+            released.registrations = parked.isEmpty ? candidates : candidates.filter { !paths.contain($0) }
+            return released
+        }
+
+        mutating func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+            if count == capacity { resize(to: Swift.max(16, capacity * 2)) }
+            (threads.unsafelyUnwrapped + count).initialize(to: thread)
+            count += 1
+        }
+
+        mutating func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+            guard let index = buffer.firstIndex(of: thread) else { return }
+            // The last one takes its place: the order does not matter.
+            count -= 1
+            threads.unsafelyUnwrapped[index] = threads.unsafelyUnwrapped[count]
+            // Threads that came and went cost neither memory nor a later writer's scan.
+            if capacity > 16, count <= capacity / 4 { resize(to: capacity / 2) }
+            // Its state is freed as it exits: no batch reads it again (and it is outside every section).
+            for batchIndex in head..<pending.count {
+                for reader in pending[batchIndex].readers.indices where pending[batchIndex].readers[reader].thread == thread {
+                    pending[batchIndex].readers[reader].thread = nil
+                }
+            }
+        }
+
+        private mutating func resize(to newCapacity: Int) {
+            let states = RawMemory.allocate(UnsafeMutablePointer<stimpak_thread_state>.self, count: newCapacity)
+            if let old = threads {
+                states.moveInitialize(from: old, count: count)
+                RawMemory.release(old)
+            }
+            threads = states
+            capacity = newCapacity
+        }
+    }
+}
+
+/// Every registered thread's resolution path, searched with the threads' lock held so that none exits
+/// meanwhile.
+struct ResolutionPaths {
+    fileprivate let threads: UnsafeBufferPointer<UnsafeMutablePointer<stimpak_thread_state>>
+
+    /// Whether `object` is on some thread's path: the thread is making it or running its factory.
+    func contain(_ object: AnyObject) -> Bool {
+        let pointer = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        return threads.contains { stimpak_path_contains($0, pointer) != 0 }
+    }
+}
