@@ -203,8 +203,9 @@ import Darwin
         #expect(live.count == 0, "\(live.count) sessions outlived their scopes")
         let measured = samples.value
         if measured.count == 2, let before = measured[0], let after = measured[1], !Self.isUnderThreadSanitizer {
-            // Each cycle's scope, table and session are about 300 bytes: a leak of one in a hundred would be 30 MB.
-            #expect(after - before < 8 << 20, "resident memory grew by \(after - before) bytes over \(cycles) cycles")
+            // Each cycle's scope, table and session are about 300 bytes: leaking one cycle in a hundred grows 27 MB
+            // over 9 million; the queue of releases waiting for readers stays under a few MB.
+            #expect(after - before < 24 << 20, "resident memory grew by \(after - before) bytes over \(cycles) cycles")
         }
         withExtendedLifetime(container) {}
     }
