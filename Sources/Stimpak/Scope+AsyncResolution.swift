@@ -102,17 +102,17 @@ extension Scope {
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
             registry.lock.unlock()
-            let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
+            let made = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
             if let onResolved {
                 do {
-                    try runCallback(onResolved, resolver, self, instance)
+                    try runCallback(onResolved, resolver, self, made.instance)
                 } catch {
-                    Self.discard(instance, of: resolver)
+                    Self.discard(made, of: resolver)
                     throw error
                 }
             }
-            guard resolver.isDisposableTransient(instance) else { return instance }
-            return try admitDisposableTransient(instance, of: resolver)
+            guard resolver.isDisposableTransient(made.instance) else { return made.instance }
+            return try admitDisposableTransient(made.instance, of: resolver, layers: made.layers)
         case .graph:
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
@@ -121,7 +121,8 @@ extension Scope {
             if let box = node?.graph.instance(for: resolver.index) {
                 return resolver.instance(in: box)
             }
-            let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
+            let instance = try await make(
+                resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators).instance
             if let node {
                 let kept = node.graph.keep(resolver.cached(instance), for: resolver.index)
                 let instance = resolver.instance(in: kept)
@@ -220,14 +221,15 @@ extension Scope {
             }
             for waiter in waiters { waiter.resume() }
         }
-        let instance: Service
+        let made: Made<Service>
         do {
-            instance = try await make(resolver, factory, arguments, in: owner, creation: creation, node: node, decorators: decorators)
+            made = try await make(resolver, factory, arguments, in: owner, creation: creation, node: node, decorators: decorators)
         } catch {
             abandon()
             throw error
         }
-        guard let (box, record) = cacheEntry(for: instance, of: resolver, slot: slot, onDispose: onDispose) else {
+        let instance = made.instance
+        guard let (box, record) = cacheEntry(for: made, of: resolver, slot: slot, onDispose: onDispose) else {
             abandon()
             throw failure(.weakValueType, resolver.serviceKey)
         }
@@ -273,7 +275,7 @@ extension Scope {
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?
-    ) async throws -> Service {
+    ) async throws -> Made<Service> {
         if let node {
             if node.contains(resolver) { throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node) }
             if node.depth >= ResolutionError.maximumDepth {
@@ -283,11 +285,11 @@ extension Scope {
         let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
         let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
         do {
-            let made = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
-            var instance = made
-            if let decorators { instance = try Self.decorate(made, of: resolver, with: decorators, in: scope) }
+            let instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
+            var made = Made(instance: instance, layers: nil)
+            if let decorators { made = try Self.decorate(instance, of: resolver, with: decorators, in: scope) }
             if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
-            return instance
+            return made
         } catch let error as ResolutionError {
             throw error
         } catch let error as CancellationError {
