@@ -695,7 +695,7 @@ extension Scope {
             registry.lock.lock()
             let flight = owner.endMarkedCreation(index, context: context)
             registry.lock.unlock()
-            flight?.finish()
+            flight?.finish(failing: error)
             throw error
         }
         let instance = made.instance
@@ -965,13 +965,14 @@ extension Scope {
         do {
             made = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
         } catch {
-            registry.lock.withLock { slot.settle(.empty) }?.finish()
+            registry.lock.withLock { slot.settle(.empty) }?.finish(failing: error)
             throw error
         }
         let instance = made.instance
         guard let (box, record) = cacheEntry(for: made, of: resolver, slot: slot, onDispose: onDispose) else {
-            registry.lock.withLock { slot.settle(.empty) }?.finish()
-            throw failure(.weakValueType, resolver.serviceKey)
+            let error = failure(.weakValueType, resolver.serviceKey)
+            registry.lock.withLock { slot.settle(.empty) }?.finish(failing: error)
+            throw error
         }
         registry.lock.lock()
         guard !owner.isDisposedValue else {
@@ -1001,7 +1002,7 @@ extension Scope {
             let (flight, isOurs): (InFlight?, Bool) = registry.lock.withLock {
                 (slot.settle(.empty), owner.takeDisposal(for: slot))
             }
-            flight?.finish()
+            flight?.finish(failing: error)
             if isOurs { try? record?.dispose() }
             throw error
         }
