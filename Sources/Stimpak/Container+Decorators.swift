@@ -11,6 +11,11 @@ extension Container {
     /// made before and after it, or only to the one under `key`. Decorators apply in the order they were
     /// added, the first wrapping the factory's instance; a reused instance is decorated once, and the cache
     /// holds the decorated instance. The decorator receives the scope the factory received.
+    ///
+    /// Every `Disposable` (or `AsyncDisposable`) layer is disposed once, outermost first: the wrappers, then
+    /// the factory's instance, each object once however many layers it is. A wrapper's `dispose()` therefore
+    /// releases only what the wrapper holds and does not forward to the instance it wraps, which the container
+    /// disposes right after it. When a decorator throws, every layer made so far is disposed.
     /// - Parameters:
     ///   - type: The service type.
     ///   - key: Only the registration under this key; nil for all of them.

@@ -27,7 +27,7 @@ public final class Container: Resolving, Sendable {
     /// ```
     /// - Parameters:
     ///   - defaultReuse: The reuse of every registration that names none; `.transient` by default.
-    ///   - waitLimit: How long a resolve waits for another thread that is creating the same reused
+    ///   - waitLimit: How long a resolve waits for another thread or task that is creating the same reused
     ///     instance before it throws ``ResolutionError/Code/waitTimedOut``; a minute by default.
     public init(defaultReuse: Reuse = .transient, waitLimit: WaitLimit = .default) {
         registry = Registry(defaultReuse: defaultReuse, waitLimit: waitLimit)

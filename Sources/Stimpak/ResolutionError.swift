@@ -38,7 +38,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         /// Nested resolutions went deeper than ``ResolutionError/maximumDepth``, or close to the end of the
         /// thread's stack.
         public static let resolutionTooDeep = Code(base: .resolutionTooDeep)
-        /// Another thread's creation of the same instance took longer than the container's ``WaitLimit``.
+        /// Another thread's or task's creation of the same instance took longer than the container's ``WaitLimit``.
         public static let waitTimedOut = Code(base: .waitTimedOut)
         /// A `.scopedTo` service was resolved where neither the resolving scope nor any of its ancestors
         /// matches.
@@ -106,6 +106,8 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     public internal(set) var creatorWaitingFor: ServiceKey?
     /// For ``Code/waitTimedOut``: the limit that expired.
     public internal(set) var waitLimit: WaitLimit?
+    /// For ``Code/waitTimedOut``: an `await` resolve waited for an `async` creation (a task's), not a thread.
+    var isTaskWait = false
     /// For ``Code/noMatchingScope`` and ``Code/captiveDependency``: the requested registration's reuse.
     public internal(set) var reuse: Reuse?
     /// For ``Code/captiveDependency``: the long-lived registration that would capture the service.
@@ -327,17 +329,25 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text += " the object inside scope.withCurrent { ... } (a Task.detached or a dispatch queue's work does not"
             text += " inherit the binding: bind it again there)."
         case .waitTimedOut:
+            let creator = isTaskWait ? "task" : "thread"
             text = "Stimpak gave up resolving \(requested.description) after waiting \(waitLimit?.description ?? "")"
-            text += " for another thread to finish creating it."
+            text += " for another \(creator) to finish creating it."
             if let creatorWaitingFor {
-                text += " That thread was itself waiting for \(creatorWaitingFor.description) to be created."
+                text += " That \(creator) was itself waiting for \(creatorWaitingFor.description) to be created."
             } else {
-                text += " That thread was still running its factory or resolved callback."
+                text += " That \(creator) was still running its factory or resolved callback."
             }
             text += pathSuffix
-            text += " This is usually a deadlock Stimpak cannot see: a factory that blocks (DispatchQueue.sync, a"
-            text += " semaphore, a lock) on work that resolves the same instance on another thread."
-            text += " Fix: resolve what that work needs before blocking, or don't block inside a factory;"
+            if isTaskWait {
+                text += " This is usually a deadlock Stimpak cannot see: an async factory that awaits work outside"
+                text += " its resolution (a Task.detached, a continuation another task resumes) that resolves the"
+                text += " same instance. Fix: resolve what that work needs before awaiting it, or resolve it in the"
+                text += " factory itself (a child task inherits the resolution and reports a cycle);"
+            } else {
+                text += " This is usually a deadlock Stimpak cannot see: a factory that blocks (DispatchQueue.sync, a"
+                text += " semaphore, a lock) on work that resolves the same instance on another thread."
+                text += " Fix: resolve what that work needs before blocking, or don't block inside a factory;"
+            }
             text += " if the creation is merely slow, raise the limit with Container(waitLimit:)."
         }
         if !fileID.isEmpty { text += " (require at \(fileID):\(line))" }

@@ -102,17 +102,17 @@ extension Scope {
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
             registry.lock.unlock()
-            let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
+            let made = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
             if let onResolved {
                 do {
-                    try runCallback(onResolved, resolver, self, instance)
+                    try runCallback(onResolved, resolver, self, made.instance)
                 } catch {
-                    Self.discard(instance, of: resolver)
+                    Self.discard(made, of: resolver)
                     throw error
                 }
             }
-            guard resolver.isDisposableTransient(instance) else { return instance }
-            return try admitDisposableTransient(instance, of: resolver)
+            guard resolver.isDisposableTransient(made.instance) else { return made.instance }
+            return try admitDisposableTransient(made.instance, of: resolver, layers: made.layers)
         case .graph:
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
@@ -121,7 +121,8 @@ extension Scope {
             if let box = node?.graph.instance(for: resolver.index) {
                 return resolver.instance(in: box)
             }
-            let instance = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
+            let instance = try await make(
+                resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators).instance
             if let node {
                 let kept = node.graph.keep(resolver.cached(instance), for: resolver.index)
                 let instance = resolver.instance(in: kept)
@@ -173,13 +174,25 @@ extension Scope {
                     registry.lock.unlock()
                     throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
                 }
-                let waiter = creation.addWaiter()
                 registry.lock.unlock()
-                let cancelled = await creation.wait(waiter, lock: registry.lock)
+                let limit = registry.waitLimit
+                let outcome = await creation.waiters.wait(limit: limit)
                 AsyncCreation.stopWaiting(from: node)
-                // A cancelled waiter stops waiting; the creation goes on for the others.
-                if cancelled { throw CancellationError() }
+                switch outcome {
+                case .finished:
+                    break
+                case .cancelled:
+                    // A cancelled waiter stops waiting; the creation goes on for the others.
+                    throw CancellationError()
+                case .timedOut:
+                    throw creation.timedOut(requested: resolver.serviceKey, node: node, limit: limit)
+                }
                 registry.lock.lock()
+                // A creation that failed fails its waiters with its error; the next resolve tries again.
+                if let failure = creation.failure {
+                    registry.lock.unlock()
+                    throw failure
+                }
             case .creating, .initializing:
                 // A synchronous creation on some thread: not made for an async registration, but served.
                 let flight = slot.flight(of: resolver)
@@ -189,7 +202,7 @@ extension Scope {
                 }
                 registry.lock.lock()
             case .empty:
-                let creation = AsyncCreation()
+                let creation = AsyncCreation(serviceKey: resolver.serviceKey)
                 slot.state = .creatingAsync(creation)
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
@@ -204,7 +217,8 @@ extension Scope {
 
     /// Runs an async factory of a reused service, caches the instance, runs its `resolved` callback and
     /// wakes the tasks awaiting it. Called with the lock released and the slot marked with `creation`; every
-    /// way out settles the slot and wakes the waiters (who make it again when this one failed).
+    /// way out settles the slot and wakes the waiters, who share this creation's failure (all but the
+    /// creator's cancellation, after which one of them makes the instance).
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, place: CachePlace, creation: AsyncCreation, node: AsyncNode?,
@@ -213,30 +227,30 @@ extension Scope {
     ) async throws -> Service {
         let owner = place.owner
         let slot = place.slot
-        func abandon() {
-            let waiters: [CheckedContinuation<Void, Never>] = registry.lock.withLock {
+        func abandon(_ error: any Error) -> any Error {
+            registry.lock.withLock {
                 slot.state = .empty
-                return creation.finish()
+                creation.finish(failing: error is CancellationError ? nil : error)
             }
-            for waiter in waiters { waiter.resume() }
+            creation.waiters.finish()
+            return error
         }
-        let instance: Service
+        let made: Made<Service>
         do {
-            instance = try await make(resolver, factory, arguments, in: owner, creation: creation, node: node, decorators: decorators)
+            made = try await make(resolver, factory, arguments, in: owner, creation: creation, node: node, decorators: decorators)
         } catch {
-            abandon()
-            throw error
+            throw abandon(error)
         }
-        guard let (box, record) = cacheEntry(for: instance, of: resolver, slot: slot, onDispose: onDispose) else {
-            abandon()
-            throw failure(.weakValueType, resolver.serviceKey)
+        let instance = made.instance
+        guard let (box, record) = cacheEntry(for: made, of: resolver, slot: slot, onDispose: onDispose) else {
+            throw abandon(failure(.weakValueType, resolver.serviceKey))
         }
         registry.lock.lock()
         guard !owner.isDisposedValue else {
             registry.lock.unlock()
-            abandon()
+            let error = abandon(failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key))
             try? record?.dispose()
-            throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
+            throw error
         }
         if let record { owner.disposals.append(record) }
         if let onResolved {
@@ -249,7 +263,7 @@ extension Scope {
             } catch {
                 // Ours to dispose only if still among the scope's records (see the synchronous path).
                 let isOurs = registry.lock.withLock { owner.takeDisposal(for: slot) }
-                abandon()
+                _ = abandon(error)
                 if isOurs { try? record?.dispose() }
                 throw error
             }
@@ -258,14 +272,13 @@ extension Scope {
             // Disposed while the callback ran: the disposal took the record and disposes the instance.
             if owner.isDisposedValue {
                 registry.lock.unlock()
-                abandon()
-                throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
+                throw abandon(failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key))
             }
         }
         _ = owner.store(box, in: slot, of: resolver, publishes: place.publishes)
-        let waiters = creation.finish()
+        creation.finish(failing: nil)
         registry.lock.unlock()
-        for waiter in waiters { waiter.resume() }
+        creation.waiters.finish()
         return instance
     }
 
@@ -273,7 +286,7 @@ extension Scope {
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?
-    ) async throws -> Service {
+    ) async throws -> Made<Service> {
         if let node {
             if node.contains(resolver) { throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node) }
             if node.depth >= ResolutionError.maximumDepth {
@@ -283,11 +296,11 @@ extension Scope {
         let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
         let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
         do {
-            let made = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
-            var instance = made
-            if let decorators { instance = try Self.decorate(made, of: resolver, with: decorators, in: scope) }
+            let instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
+            var made = Made(instance: instance, layers: nil)
+            if let decorators { made = try Self.decorate(instance, of: resolver, with: decorators, in: scope) }
             if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
-            return instance
+            return made
         } catch let error as ResolutionError {
             throw error
         } catch let error as CancellationError {
@@ -390,58 +403,47 @@ final class AsyncGraph: @unchecked Sendable {  // `instances` is guarded by `loc
     }
 }
 
-/// An `async` creation of a reused instance under way: the tasks awaiting it (continuations, no blocked
-/// thread), and what its creator waits for, to see a cycle across tasks before it deadlocks.
+/// An `async` creation of a reused instance under way: the tasks awaiting it (suspended, no blocked thread),
+/// and what its creator waits for, to see a cycle across tasks before it deadlocks.
 final class AsyncCreation: @unchecked Sendable {
-    // `waiters`, `nextWaiter`, `isFinished`, `box` and `callbackContext` are guarded by the container's lock;
-    // `waitingOn` by `AsyncCreation.waitLock`.
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter = 0
-    private var isFinished = false
+    // `box`, `callbackContext` and `failure` are guarded by the container's lock; `waitingOn` by
+    // `AsyncCreation.waitLock`; `waiters` guards itself; `serviceKey` never changes.
+    /// The service being made.
+    let serviceKey: ServiceKey
+    /// The tasks awaiting the creation.
+    let waiters = SuspendedTasks()
     /// The instance, while its `resolved` callback runs on `callbackContext`'s thread.
     var box: AnyObject?
     var callbackContext: ResolutionContext?
+    /// The error the creation failed with, which its waiters share; nil while it runs, when it made the
+    /// instance, or when its creator was cancelled (a waiter then makes the instance).
+    private(set) var failure: (any Error)?
     /// The creation the task making this one is waiting for, if any.
     private var waitingOn: AsyncCreation?
 
     /// Guards every creation's `waitingOn`: the wait-for graph between tasks.
     private static let waitLock = Lock()
 
-    /// A number for a new waiter. Call with the container's lock held.
-    func addWaiter() -> Int {
-        nextWaiter += 1
-        return nextWaiter
+    init(serviceKey: ServiceKey) {
+        self.serviceKey = serviceKey
     }
 
-    /// Suspends until the creation finishes (made or failed), or the task is cancelled. Call without the lock.
-    /// - Returns: Whether the task was cancelled.
-    func wait(_ waiter: Int, lock: borrowing Lock) async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                lock.lock()
-                // Finished already, or cancelled before the handler could find the continuation: go on.
-                if isFinished || Task.isCancelled {
-                    lock.unlock()
-                    continuation.resume()
-                    return
-                }
-                waiters[waiter] = continuation
-                lock.unlock()
-            }
-        } onCancel: {
-            let continuation = lock.withLock { waiters.removeValue(forKey: waiter) }
-            continuation?.resume()
-        }
-        return Task.isCancelled
-    }
-
-    /// Ends the creation and takes its waiters, to resume once the lock is released. Call with the lock held.
-    func finish() -> [CheckedContinuation<Void, Never>] {
-        isFinished = true
+    /// Ends the creation, with the error it failed with, if it did; the caller then wakes the waiters
+    /// (``SuspendedTasks/finish()``) once the lock is released. Call with the lock held.
+    func finish(failing failure: (any Error)?) {
+        self.failure = failure
         box = nil
         callbackContext = nil
-        defer { waiters = [:] }
-        return Array(waiters.values)
+    }
+
+    /// The error for a task that gave up waiting for this creation after `limit`, resolving `requested` in
+    /// the chain ending at `node`: it names the waiting services (the path) and the creation waited for.
+    func timedOut(requested: ServiceKey, node: AsyncNode?, limit: WaitLimit) -> ResolutionError {
+        var error = AsyncNode.pathError(.waitTimedOut, requested, node: node)
+        error.waitLimit = limit
+        error.isTaskWait = true
+        error.creatorWaitingFor = Self.waitLock.withLock { waitingOn?.serviceKey }
+        return error
     }
 
     /// Records that the chain ending at `node` waits for `target`, unless that would close a loop: the task
@@ -467,5 +469,94 @@ final class AsyncCreation: @unchecked Sendable {
     static func stopWaiting(from node: AsyncNode?) {
         guard let innermost = node?.creations.first else { return }
         waitLock.withLock { innermost.waitingOn = nil }
+    }
+}
+
+/// Tasks suspended until a creation finishes, no thread blocked: each resumes when it finishes, when the task
+/// is cancelled, or when the container's ``WaitLimit`` has passed, whichever comes first.
+final class SuspendedTasks: @unchecked Sendable {  // `waiters`, `nextWaiter` and `isFinished` are guarded by `lock`
+    enum Outcome {
+        case finished, cancelled, timedOut
+    }
+
+    /// A waiter between its number and its continuation (the timer or a cancellation may end it there),
+    /// ended there, or suspended.
+    private enum Waiter {
+        case arriving
+        case ended(Outcome)
+        case suspended(CheckedContinuation<Outcome, Never>)
+    }
+
+    private let lock = Lock()
+    private var waiters: [Int: Waiter] = [:]
+    private var nextWaiter = 0
+    private var isFinished = false
+
+    /// Suspends until the creation finishes, the task is cancelled or `limit` passes. Call without the
+    /// container's lock.
+    func wait(limit: WaitLimit) async -> Outcome {
+        let waiter: Int = lock.withLock {
+            nextWaiter += 1
+            waiters[nextWaiter] = .arriving
+            return nextWaiter
+        }
+        // A timer of its own, so that a creation that never finishes (its factory awaits work that waits for
+        // it, out of Stimpak's sight) ends the wait.
+        let timer = limit.nanoseconds.map { nanoseconds in
+            Task.detached {
+                try? await Task.sleep(nanoseconds: nanoseconds)
+                if !Task.isCancelled { self.end(waiter, .timedOut) }
+            }
+        }
+        defer { timer?.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let outcome: Outcome? = lock.withLock {
+                    if isFinished {
+                        waiters[waiter] = nil
+                        return .finished
+                    }
+                    if case .ended(let outcome)? = waiters[waiter] {
+                        waiters[waiter] = nil
+                        return outcome
+                    }
+                    waiters[waiter] = .suspended(continuation)
+                    return nil
+                }
+                if let outcome { continuation.resume(returning: outcome) }
+            }
+        } onCancel: {
+            end(waiter, .cancelled)
+        }
+    }
+
+    /// Ends one waiter's wait with `outcome`, unless it has ended.
+    private func end(_ waiter: Int, _ outcome: Outcome) {
+        let continuation: CheckedContinuation<Outcome, Never>? = lock.withLock {
+            switch waiters[waiter] {
+            case .arriving?:
+                waiters[waiter] = .ended(outcome)
+                return nil
+            case .suspended(let continuation)?:
+                waiters[waiter] = nil
+                return continuation
+            case .ended?, nil:
+                return nil
+            }
+        }
+        continuation?.resume(returning: outcome)
+    }
+
+    /// Wakes every waiter, and any that comes later at once: the creation has finished.
+    func finish() {
+        let continuations: [CheckedContinuation<Outcome, Never>] = lock.withLock {
+            isFinished = true
+            defer { waiters = [:] }
+            return waiters.values.compactMap { waiter in
+                if case .suspended(let continuation) = waiter { return continuation }
+                return nil
+            }
+        }
+        for continuation in continuations { continuation.resume(returning: .finished) }
     }
 }

@@ -275,13 +275,21 @@ extension Scope {
     func admitDisposableTransient<Service, Args>(
         _ instance: Service, of resolver: ServiceResolver<Service, Args>
     ) throws(ResolutionError) -> Service {
+        try admitDisposableTransient(instance, of: resolver, layers: nil)
+    }
+
+    /// The same for a decorated instance, whose disposal includes the `layers` under it.
+    func admitDisposableTransient<Service, Args>(
+        _ instance: Service, of resolver: ServiceResolver<Service, Args>, layers: [InstanceDisposal]?
+    ) throws(ResolutionError) -> Service {
         registry.lock.lock()
         switch resolver.disposableTransients {
         case .allowed:
             registry.lock.unlock()
             return instance
         case .tracked:
-            let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: resolver.onDispose)
+            let record = DisposalRecord.of(
+                instance, of: resolver, slot: nil, onDispose: resolver.onDispose, layers: layers)
             guard !isDisposedValue else {
                 registry.lock.unlock()
                 try? record?.dispose()
@@ -293,7 +301,7 @@ extension Scope {
         case .refused:
             registry.lock.unlock()
             // Made here and refused here: nothing else would dispose it.
-            try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: nil)?.dispose()
+            try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: nil, layers: layers)?.dispose()
             throw failure(.disposableTransient, resolver.serviceKey)
         }
     }
@@ -448,10 +456,10 @@ extension Scope {
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
             registry.lock.unlock()
-            let instance = try make(
+            let made = try make(
                 resolver, arguments, in: self, decorators: decorators, onResolved: onResolved, context: .current)
-            guard resolver.isDisposableTransient(instance) else { return instance }
-            return try admitDisposableTransient(instance, of: resolver)
+            guard resolver.isDisposableTransient(made.instance) else { return made.instance }
+            return try admitDisposableTransient(made.instance, of: resolver, layers: made.layers)
         case .graph:
             guard !resolver.requiresAwaitHere else {
                 registry.lock.unlock()
@@ -598,7 +606,7 @@ extension Scope {
         // The callback shares the graph that the factory's resolves made.
         if onResolved != nil { context.holdGraph() }
         defer { if onResolved != nil { context.releaseGraph() } }
-        let instance = try make(resolver, arguments, in: self, decorators: decorators, onResolved: nil, context: context)
+        let instance = try make(resolver, arguments, in: self, decorators: decorators, onResolved: nil, context: context).instance
         context.keepGraphInstance(resolver.cached(instance), index: resolver.index)
         if let onResolved {
             do {
@@ -680,18 +688,19 @@ extension Scope {
         context: ResolutionContext
     ) throws(ResolutionError) -> Service {
         let index = resolver.index
-        let instance: Service
+        let made: Made<Service>
         do {
-            instance = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
+            made = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
         } catch {
             registry.lock.lock()
             let flight = owner.endMarkedCreation(index, context: context)
             registry.lock.unlock()
-            flight?.finish()
+            flight?.finish(failing: error)
             throw error
         }
+        let instance = made.instance
         let box = resolver.cached(instance)
-        let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: onDispose)
+        let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: onDispose, layers: made.layers)
         registry.lock.lock()
         guard !owner.isDisposedValue else {
             // The disposal took the table with the mark; a slot made of it is settled here.
@@ -952,16 +961,18 @@ extension Scope {
         // The callback shares the graph that the factory's resolves made.
         if onResolved != nil { context.holdGraph() }
         defer { if onResolved != nil { context.releaseGraph() } }
-        let instance: Service
+        let made: Made<Service>
         do {
-            instance = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
+            made = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
         } catch {
-            registry.lock.withLock { slot.settle(.empty) }?.finish()
+            registry.lock.withLock { slot.settle(.empty) }?.finish(failing: error)
             throw error
         }
-        guard let (box, record) = cacheEntry(for: instance, of: resolver, slot: slot, onDispose: onDispose) else {
-            registry.lock.withLock { slot.settle(.empty) }?.finish()
-            throw failure(.weakValueType, resolver.serviceKey)
+        let instance = made.instance
+        guard let (box, record) = cacheEntry(for: made, of: resolver, slot: slot, onDispose: onDispose) else {
+            let error = failure(.weakValueType, resolver.serviceKey)
+            registry.lock.withLock { slot.settle(.empty) }?.finish(failing: error)
+            throw error
         }
         registry.lock.lock()
         guard !owner.isDisposedValue else {
@@ -991,7 +1002,7 @@ extension Scope {
             let (flight, isOurs): (InFlight?, Bool) = registry.lock.withLock {
                 (slot.settle(.empty), owner.takeDisposal(for: slot))
             }
-            flight?.finish()
+            flight?.finish(failing: error)
             if isOurs { try? record?.dispose() }
             throw error
         }
@@ -1006,14 +1017,16 @@ extension Scope {
         return instance
     }
 
-    /// What a slot caches for a new `instance`: its box (a ``WeakBox`` for a `.weak` registration) and its
-    /// disposal record (none for a weak one: the container does not keep it, so it does not dispose it); nil
-    /// for a value made by a `.weak` registration, which cannot be referenced weakly.
+    /// What a slot caches for a new instance: its box (a ``WeakBox`` for a `.weak` registration) and its
+    /// disposal record, of every layer (none for a weak one: the container does not keep it, so it does not
+    /// dispose it); nil for a value made by a `.weak` registration, which cannot be referenced weakly.
     func cacheEntry<Service, Args>(
-        for instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot, onDispose: DisposeHook<Service>?
+        for made: Made<Service>, of resolver: ServiceResolver<Service, Args>, slot: Slot, onDispose: DisposeHook<Service>?
     ) -> (box: AnyObject, record: DisposalRecord?)? {
+        let instance = made.instance
         guard resolver.reuse.kind == .weak else {
-            return (resolver.cached(instance), DisposalRecord.of(instance, of: resolver, slot: slot, onDispose: onDispose))
+            let record = DisposalRecord.of(instance, of: resolver, slot: slot, onDispose: onDispose, layers: made.layers)
+            return (resolver.cached(instance), record)
         }
         guard Swift.type(of: instance as Any) is AnyClass else { return nil }
         return (WeakBox(instance as AnyObject), nil)
@@ -1049,17 +1062,17 @@ extension Scope {
         decorators: [Decorator<Service>]?,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         context: ResolutionContext
-    ) throws(ResolutionError) -> Service {
+    ) throws(ResolutionError) -> Made<Service> {
         try context.enter(resolver)
         defer { context.leave() }
         let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
-        let instance: Service
+        let made: Made<Service>
         do {
-            let made = try resolver.factory(scope, arguments)
+            let instance = try resolver.factory(scope, arguments)
             if let decorators {
-                instance = try Self.decorate(made, of: resolver, with: decorators, in: scope)
+                made = try Self.decorate(instance, of: resolver, with: decorators, in: scope)
             } else {
-                instance = made
+                made = Made(instance: instance, layers: nil)
             }
         } catch {
             throw factoryFailure(error, of: resolver.serviceKey, context: context)
@@ -1067,21 +1080,22 @@ extension Scope {
         if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
         if let onResolved {
             do {
-                try runCallback(onResolved, scope, instance, of: resolver, context: context)
+                try runCallback(onResolved, scope, made.instance, of: resolver, context: context)
             } catch {
-                Self.discard(instance, of: resolver)
+                Self.discard(made, of: resolver)
                 throw error
             }
         }
-        return instance
+        return made
     }
 
-    /// Disposes, as its registration's disposal rules say, an instance that no one will get: a decorator or
-    /// the transient's `resolved` callback failed after the factory made it, so nothing else would dispose
-    /// it. A `.weak` or `.graph` instance is never the container's to dispose.
-    static func discard<Service, Args>(_ instance: Service, of resolver: ServiceResolver<Service, Args>) {
+    /// Disposes, as its registration's disposal rules say, an instance that no one will get, with every layer
+    /// under it: a decorator or the transient's `resolved` callback failed after the factory made it, so
+    /// nothing else would dispose it. A `.weak` or `.graph` instance is never the container's to dispose.
+    static func discard<Service, Args>(_ made: Made<Service>, of resolver: ServiceResolver<Service, Args>) {
         guard resolver.reuse.kind != .weak, resolver.reuse.kind != .graph else { return }
-        try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: resolver.onDispose)?.dispose()
+        try? DisposalRecord.of(
+            made.instance, of: resolver, slot: nil, onDispose: resolver.onDispose, layers: made.layers)?.dispose()
     }
 
     /// Removes this scope's disposal record of `slot`'s instance: true when it was still here, false when a
@@ -1093,22 +1107,29 @@ extension Scope {
     }
 
     /// `made`, an instance of `resolver`'s factory, wrapped by `decorators` in registration order (the first
-    /// wraps `made`). When one throws, `made`, which no one will get, is discarded (``discard(_:of:)``).
-    /// Out of line: iterating an array of closures over a type parameter looks up metadata, which the
-    /// unspecialized caller would otherwise do on every creation.
+    /// wraps `made`), with the layers under the outermost that dispose themselves. When one throws, what the
+    /// others made, which no one will get, is discarded (``discard(_:of:)``): the last wrapper and every layer
+    /// under it. Out of line: iterating an array of closures over a type parameter looks up metadata, which
+    /// the unspecialized caller would otherwise do on every creation.
     @inline(never)
     static func decorate<Service, Args>(
         _ made: Service, of resolver: ServiceResolver<Service, Args>, with decorators: [Decorator<Service>],
         in scope: Scope
-    ) throws -> Service {
+    ) throws -> Made<Service> {
         var instance = made
+        // Innermost first: the factory's instance, then each wrapper that another one wraps.
+        var layers: [InstanceDisposal] = []
         do {
-            for decorator in decorators { instance = try decorator(scope, instance) }
+            for decorator in decorators {
+                let wrapper = try decorator(scope, instance)
+                layers.append(InstanceDisposal.of(instance))
+                instance = wrapper
+            }
         } catch {
-            discard(made, of: resolver)
+            discard(Made(instance: instance, layers: InstanceDisposal.distinct(layers, under: instance)), of: resolver)
             throw error
         }
-        return instance
+        return Made(instance: instance, layers: InstanceDisposal.distinct(layers, under: instance))
     }
 
     func runCallback<Service, Args>(
@@ -1135,15 +1156,24 @@ extension Scope {
 
 extension DisposalRecord {
     /// The record for a new cached instance, or nil when it has neither an `onDispose` hook nor is
-    /// `Disposable` or ``AsyncDisposable``. Nil at once, with one word compared, for an instance of the type
-    /// its registration last found to be neither (see ``ServiceRegistration/needsNoDisposalRecord(_:onDispose:)``):
-    /// making the record only to find that copied the instance and destroyed an optional through metadata.
+    /// `Disposable` or ``AsyncDisposable``, nor has `layers` (a decorated instance's, see
+    /// ``Scope/decorate(_:of:with:in:)``). Nil at once, with one word compared, for an undecorated instance
+    /// of the type its registration last found to be neither (see
+    /// ``ServiceRegistration/needsNoDisposalRecord(_:onDispose:)``): making the record only to find that
+    /// copied the instance and destroyed an optional through metadata.
     @inline(__always)
     static func of<Service, Args>(
-        _ instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot?, onDispose: DisposeHook<Service>?
+        _ instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot?, onDispose: DisposeHook<Service>?,
+        layers: [InstanceDisposal]? = nil
     ) -> DisposalRecord? {
-        resolver.needsNoDisposalRecord(instance, onDispose: onDispose)
-            ? nil : DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
+        guard let layers, !layers.isEmpty else {
+            return resolver.needsNoDisposalRecord(instance, onDispose: onDispose)
+                ? nil : DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
+        }
+        // The layers are disposed after the instance's own record, unless that replaces or skips disposal.
+        let record = DisposalRecord(for: instance, of: resolver, slot: slot, onDispose: onDispose)
+        guard resolver.disposesInstances, !(onDispose?.replacesDispose ?? false) else { return record }
+        return DisposalRecord(key: resolver.serviceKey, slot: slot, disposing: record, then: layers)
     }
 
     private init?<Service, Args>(

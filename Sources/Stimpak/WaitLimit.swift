@@ -1,9 +1,10 @@
-/// How long a thread waits for another thread's creation of the same reused instance before it gives up
+/// How long a thread, or a task, waits for another's creation of the same reused instance before it gives up
 /// with ``ResolutionError/Code/waitTimedOut``.
 ///
 /// Stimpak sees a deadlock between its own waits (and reports it as a cycle), but not one that goes through
 /// a wait of the user's: a factory that blocks on a `DispatchQueue.sync` or a semaphore while the work it
-/// waits for resolves the same instance on another thread. The limit turns that hang into an error.
+/// waits for resolves the same instance on another thread, or an async factory that awaits a `Task.detached`
+/// that resolves it. The limit turns that hang into an error.
 ///
 /// ```swift
 /// let container = Container(waitLimit: .seconds(5))

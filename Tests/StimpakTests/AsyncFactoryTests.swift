@@ -165,30 +165,46 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(await counter.value == 1)
     }
 
-    @Test("a creation that throws lets the next resolver try again, waiters included")
-    func retryAfterFailure() async throws {
+    @Test("20 tasks waiting on a creation that fails share its failure; the next resolve tries once more")
+    func waitersShareAFailedCreation() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
+        // One thread: a task runs until it suspends, so the factory fails only once every waiter awaits it.
+        let executor = ThreadPoolExecutor(threads: 1)
+        defer { executor.stop() }
         let container = Container()
-        let attempts = AsyncCounter()
-        let started = AsyncGate()
-        let release = AsyncGate()
-        container.register(AsyncService.self, reuse: .singleton) {
-            let attempt = await attempts.increment()
-            if attempt == 1 {
-                await started.open()
-                await release.wait()
-                throw Boom()
+        let attempts = Counter()
+        let started = AsyncLatch(count: 1)
+        let waiting = AsyncLatch(count: 20)
+        container.register(AsyncService.self, reuse: .singleton) { () async throws -> AsyncService in
+            if attempts.next() == 1 {
+                started.arrive()
+                await waiting.wait()
             }
-            return AsyncService(serial: attempt)
+            throw Boom()
         }
-        let first = Task { try await container.require(AsyncService.self) }
+        let creator = Task(executorPreference: executor) { try await container.require(AsyncService.self) }
         await started.wait()
-        let second = Task { try await container.require(AsyncService.self) }
-        try await Task.sleep(nanoseconds: 10_000_000)
-        await release.open()
-        let error = await #expect(throws: ResolutionError.self) { try await first.value }
-        #expect(error?.code == .factoryFailed)
-        #expect(try await second.value.serial == 2, "the waiter made it")
-        #expect(try await container.require(AsyncService.self).serial == 2)
+        let waiters = (0..<20).map { _ in
+            Task(executorPreference: executor) { () async throws -> AsyncService in
+                // The last arrival wakes the factory, which runs once this task has suspended in the resolve.
+                waiting.arrive()
+                return try await container.require(AsyncService.self)
+            }
+        }
+        let failure = await #expect(throws: ResolutionError.self) { try await creator.value }
+        #expect(failure?.code == .factoryFailed)
+        var shared = 0
+        for waiter in waiters {
+            do {
+                _ = try await waiter.value
+            } catch let error as ResolutionError where error.code == .factoryFailed && error.underlyingError is Boom {
+                shared += 1
+            }
+        }
+        #expect(attempts.value == 1, "the waiters do not run the factory again")
+        #expect(shared == 20)
+        await #expect(throws: ResolutionError.self) { try await container.require(AsyncService.self) }
+        #expect(attempts.value == 2, "the next resolve tries again, once")
     }
 
     @Test("a cancelled creator's CancellationError reaches it; the next resolver makes the instance")

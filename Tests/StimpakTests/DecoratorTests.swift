@@ -69,4 +69,81 @@ import Stimpak
         #expect(error?.code == .factoryFailed)
         #expect(error?.description.contains("boom") == true)
     }
+
+    // MARK: Every layer of a decorated instance is disposed
+
+    protocol Store: AnyObject, Sendable {}
+    /// What a factory makes: it disposes itself.
+    final class DisposableStore: Store, Disposable {
+        let log: EventLog
+        init(log: EventLog) { self.log = log }
+        func dispose() { log.append("dispose store") }
+    }
+    /// The same, disposing itself asynchronously.
+    final class AsyncDisposableStore: Store, AsyncDisposable {
+        let log: EventLog
+        init(log: EventLog) { self.log = log }
+        func dispose() async { log.append("dispose async store") }
+    }
+    /// A wrapper that does not dispose itself.
+    final class PlainWrapper: Store {
+        let inner: any Store
+        init(_ inner: any Store) { self.inner = inner }
+    }
+    /// A wrapper that disposes what it holds, and not what it wraps.
+    final class AuditWrapper: Store, Disposable {
+        let inner: any Store
+        let log: EventLog
+        init(_ inner: any Store, log: EventLog) {
+            self.inner = inner
+            self.log = log
+        }
+        func dispose() { log.append("dispose audit") }
+    }
+
+    @Test(arguments: [Reuse.singleton, Reuse.inScope])
+    func everyDisposableLayerIsDisposedOnceOutermostFirst(reuse: Reuse) {
+        let log = EventLog()
+        let container = Container()
+        container.register((any Store).self, reuse: reuse) { DisposableStore(log: log) as any Store }
+        container.decorate((any Store).self) { _, inner in PlainWrapper(inner) }
+        // A decorator that hands back the instance it got adds no layer: that instance is disposed once.
+        container.decorate((any Store).self) { _, inner in inner }
+        container.decorate((any Store).self) { _, inner in AuditWrapper(inner, log: log) }
+        let scope = container.openScope("request")
+        #expect(scope.resolve((any Store).self) is AuditWrapper)
+        #expect(scope.dispose().isEmpty)
+        #expect(container.dispose().isEmpty)
+        #expect(log.events == ["dispose audit", "dispose store"])
+    }
+
+    @Test func anAsyncDisposableUnderADecoratorIsDisposed() async throws {
+        let log = EventLog()
+        let container = Container()
+        container.register((any Store).self, reuse: .singleton) { () async in AsyncDisposableStore(log: log) as any Store }
+        container.decorate((any Store).self) { _, inner in AuditWrapper(inner, log: log) }
+        _ = try await container.require((any Store).self)
+        #expect(await container.dispose().isEmpty)
+        #expect(log.events == ["dispose audit", "dispose async store"])
+    }
+
+    @Test func aFailingDecoratorDisposesEveryLayerMadeBeforeIt() {
+        let log = EventLog()
+        let container = Container()
+        container.register((any Store).self, reuse: .singleton) { DisposableStore(log: log) as any Store }
+        container.decorate((any Store).self) { _, inner in AuditWrapper(inner, log: log) }
+        container.decorate((any Store).self) { _, _ in throw Boom() }
+        #expect(container.resolve((any Store).self) == nil)
+        #expect(log.events == ["dispose audit", "dispose store"])
+    }
+
+    @Test func aFailingCallbackDisposesEveryLayer() {
+        let log = EventLog()
+        let container = Container()
+        container.register((any Store).self) { DisposableStore(log: log) as any Store }
+            .resolved { _, _ in throw Boom() }
+        container.decorate((any Store).self) { _, inner in PlainWrapper(inner) }
+        #expect(container.resolve((any Store).self) == nil)
+        #expect(log.events == ["dispose store"])
+    }
 }

@@ -192,3 +192,115 @@ struct UncheckedBox<Value>: @unchecked Sendable {
         self.value = value
     }
 }
+
+/// A count of arrivals that tasks await without blocking a thread: `wait()` returns once `arrive()` has been
+/// called `count` times. `arrive()` is synchronous, so the arriving task goes on until its next suspension.
+final class AsyncLatch: @unchecked Sendable {  // `left` and `waiters` are guarded by `lock`
+    private let lock = TestLock()
+    private var left: Int
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(count: Int) { left = count }
+
+    func arrive() {
+        let woken: [CheckedContinuation<Void, Never>] = lock.withLock {
+            left -= 1
+            guard left == 0 else { return [] }
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isOpen: Bool = lock.withLock {
+                if left <= 0 { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+}
+
+/// A task executor of `threads` OS threads that run its jobs in the order they are enqueued: with one thread, a
+/// task runs until it suspends before the next job starts, which lets a test order tasks without sleeping.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+final class ThreadPoolExecutor: TaskExecutor, @unchecked Sendable {  // `jobs` and `isStopped` are guarded by `mutex`
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var jobs: [UnownedJob] = []
+    private var isStopped = false
+
+    init(threads: Int) {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+        for _ in 0..<threads { detach { self.run() } }
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        pthread_mutex_lock(mutex)
+        jobs.append(job)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Lets the threads exit once the jobs enqueued so far have run.
+    func stop() {
+        pthread_mutex_lock(mutex)
+        isStopped = true
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    private func run() {
+        while true {
+            pthread_mutex_lock(mutex)
+            while jobs.isEmpty, !isStopped { pthread_cond_wait(condition, mutex) }
+            guard !jobs.isEmpty else {
+                pthread_mutex_unlock(mutex)
+                return
+            }
+            let job = jobs.removeFirst()
+            pthread_mutex_unlock(mutex)
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+/// `task`'s value, or nil when it has none after `seconds`: a guard that turns a hang into a test failure.
+func value<Value: Sendable>(of task: Task<Value, Never>, within seconds: Double) async -> Value? {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
+        let outcome = FirstOutcome(continuation)
+        Task.detached { outcome.settle(await task.value) }
+        Task.detached {
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            outcome.settle(nil)
+        }
+    }
+}
+
+/// A continuation resumed by the first of several racing tasks.
+final class FirstOutcome<Value: Sendable>: @unchecked Sendable {  // `continuation` is guarded by `lock`
+    private let lock = TestLock()
+    private var continuation: CheckedContinuation<Value, Never>?
+
+    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = continuation }
+
+    func settle(_ value: Value) {
+        let taken = lock.withLock { () -> CheckedContinuation<Value, Never>? in
+            defer { continuation = nil }
+            return continuation
+        }
+        taken?.resume(returning: value)
+    }
+}

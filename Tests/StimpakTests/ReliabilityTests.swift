@@ -140,6 +140,39 @@ import Darwin
         #expect(message.contains("still running its factory"))
     }
 
+    @Test func anAsyncWaitOnACreationThatAwaitsItTimesOutWithBothServices() async throws {
+        final class Consumer: Sendable {}
+        let container = Container(waitLimit: .milliseconds(200))
+        let failure = Shared<ResolutionError?>(nil)
+        container.register(Consumer.self) { (scope: Scope) async throws -> Consumer in
+            _ = try await scope.require(AsyncService.self)
+            return Consumer()
+        }
+        container.register(AsyncService.self, reuse: .singleton) { (scope: Scope) async -> AsyncService in
+            // Awaits work that is no part of this resolution (a detached task) and that needs the instance
+            // being made: Stimpak cannot see the cycle, only the limit ends the wait.
+            let work = Task.detached { () async -> ResolutionError? in
+                do {
+                    _ = try await scope.require(Consumer.self)
+                    return nil
+                } catch {
+                    return error as? ResolutionError
+                }
+            }
+            // Bounded here too, so that an unbounded wait fails the test instead of hanging it.
+            failure.value = await value(of: work, within: 10) ?? nil
+            return AsyncService(serial: 1)
+        }
+        #expect(try await container.require(AsyncService.self).serial == 1, "the creation itself goes on")
+        let error = try #require(failure.value)
+        #expect(error.code == .waitTimedOut)
+        #expect(error.requested == ServiceKey(service: AsyncService.self))
+        #expect(error.waitLimit == .milliseconds(200))
+        #expect(error.pathDescription == "Consumer → AsyncService", "the waiting service, then the creation waited for")
+        #expect(error.description.contains("another task"))
+        #expect(error.description.contains("Container(waitLimit:)"))
+    }
+
     @Test func unlimitedWaitStillWaitsForASlowCreation() {
         let container = Container(waitLimit: .unlimited)
         #expect(container.waitLimit == .unlimited)

@@ -200,6 +200,92 @@ struct DisposalRecord {
     }
 }
 
+extension DisposalRecord {
+    /// A decorated instance's record: runs `outermost` (the record of the instance handed out, if it has one),
+    /// then disposes `layers`, the layers under it, in order (outermost first). Each runs when one before it
+    /// throws; the first error is the one reported.
+    init(key: ServiceKey, slot: Slot?, disposing outermost: DisposalRecord?, then layers: [InstanceDisposal]) {
+        let isAsync = outermost?.isAsync == true || layers.contains { if case .async = $0 { true } else { false } }
+        guard isAsync else {
+            let body: (() throws -> Void)?
+            if case .sync(let outer)? = outermost?.hook { body = outer } else { body = nil }
+            self.init(key: key, slot: slot, dispose: {
+                var failure: (any Error)?
+                do { try body?() } catch { failure = error }
+                for case .sync(let layer) in layers {
+                    do { try layer.dispose() } catch { failure = failure ?? error }
+                }
+                if let failure { throw failure }
+            })
+            return
+        }
+        self.init(key: key, slot: slot, disposeAsync: {
+            var failure: (any Error)?
+            do { try await outermost?.disposeAwaiting() } catch { failure = error }
+            for layer in layers {
+                do {
+                    switch layer {
+                    case .sync(let disposable): try disposable.dispose()
+                    case .async(let disposable): try await disposable.dispose()
+                    case .none: break
+                    }
+                } catch {
+                    failure = failure ?? error
+                }
+            }
+            if let failure { throw failure }
+        })
+    }
+}
+
+/// What a registration's factory and decorators made: the instance to hand out and, when decorators wrapped
+/// it, the layers under it that dispose themselves, outermost first (see ``Scope/decorate(_:of:with:in:)``).
+struct Made<Service> {
+    let instance: Service
+    let layers: [InstanceDisposal]?
+}
+
+extension InstanceDisposal {
+    /// How `value`, a layer of a decorated instance, disposes itself.
+    static func of<Value>(_ value: Value) -> InstanceDisposal {
+        if let disposable = value as? any Disposable { return .sync(disposable) }
+        if let disposable = value as? any AsyncDisposable { return .async(disposable) }
+        return .none
+    }
+
+    /// The object that disposes itself; nil for `.none`.
+    var object: AnyObject? {
+        switch self {
+        case .none: nil
+        case .sync(let disposable): disposable
+        case .async(let disposable): disposable
+        }
+    }
+
+    /// The `layers` of a decorated instance (innermost first) that dispose themselves, outermost first, each
+    /// object once and none that is `outermost`: a decorator that returns the instance it got adds no layer,
+    /// so that instance is disposed once.
+    static func distinct<Service>(_ layers: [InstanceDisposal], under outermost: Service) -> [InstanceDisposal] {
+        var seen = of(outermost).object.map { [ObjectIdentifier($0)] } ?? []
+        var distinct: [InstanceDisposal] = []
+        for layer in layers.reversed() {
+            guard let object = layer.object, !seen.contains(ObjectIdentifier(object)) else { continue }
+            seen.append(ObjectIdentifier(object))
+            distinct.append(layer)
+        }
+        return distinct
+    }
+}
+
+extension DisposeHook {
+    /// Whether the hook replaces the instance's own `dispose()` (and so its layers').
+    var replacesDispose: Bool {
+        switch self {
+        case .sync(_, let replaces), .async(_, let replaces): replaces
+        }
+    }
+}
+
 /// A value handed to another task that only that task uses from then on.
 struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value

@@ -235,10 +235,14 @@ final class ResolutionContext {
 
     /// Blocks until `flight` finishes, unless waiting would deadlock (the thread creating it is itself
     /// waiting, directly or through others, for a creation this thread owns) or takes longer than `limit`.
+    /// A creation that failed fails its waiters with its error: they do not make the instance again one after
+    /// another (the next resolve does).
     func wait(for flight: InFlight, requested: ServiceKey, limit: WaitLimit) throws(ResolutionError) {
         Self.waitLock.lock()
         if flight.isFinished {
+            let failure = flight.failure
             Self.waitLock.unlock()
+            if let failure { throw failure }
             return
         }
         var owner: ResolutionContext? = flight.owner
@@ -259,11 +263,12 @@ final class ResolutionContext {
 
         let finished = flight.waitUntilFinished(limit: limit)
 
-        let creatorWaitingFor: ServiceKey? = Self.waitLock.withLock {
+        let (creatorWaitingFor, failure): (ServiceKey?, ResolutionError?) = Self.waitLock.withLock {
             waitingOn = nil
-            guard !finished, let next = flight.owner.waitingOn, !next.isFinished else { return nil }
-            return next.resolver.serviceKey
+            guard !finished, let next = flight.owner.waitingOn, !next.isFinished else { return (nil, flight.failure) }
+            return (next.resolver.serviceKey, nil)
         }
+        if let failure { throw failure }
         guard finished else {
             var error = ResolutionError(.waitTimedOut, requested: requested, path: pathKeys + [requested])
             error.creatorWaitingFor = creatorWaitingFor
@@ -277,11 +282,14 @@ final class ResolutionContext {
 /// nobody waits for costs no `InFlight`) and attached to the slot; the creating thread finishes it when
 /// the slot settles, and every waiter blocks until then.
 final class InFlight: @unchecked Sendable {
-    // `owner` and `resolver` never change; `isFinished` is guarded by `ResolutionContext.waitLock`;
+    // `owner` and `resolver` never change; `isFinished` and `failure` are guarded by `ResolutionContext.waitLock`;
     // `isSignalled` by `mutex`.
     let owner: ResolutionContext
     let resolver: any Registration
     var isFinished = false
+    /// The error the creation failed with, which its waiters share; nil while it runs, when it made the
+    /// instance, or when it ended with its scope's disposal (which the waiters see for themselves).
+    private(set) var failure: ResolutionError?
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var isSignalled = false
@@ -319,9 +327,13 @@ final class InFlight: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Called by the creating thread once the slot holds the outcome, with the container's lock released.
-    func finish() {
-        ResolutionContext.waitLock.withLock { isFinished = true }
+    /// Called by the creating thread once the slot holds the outcome, with the container's lock released;
+    /// with the error the creation failed with, if it did.
+    func finish(failing failure: ResolutionError? = nil) {
+        ResolutionContext.waitLock.withLock {
+            self.failure = failure
+            isFinished = true
+        }
         var err = pthread_mutex_lock(mutex)
         precondition(err == 0, "pthread_mutex_lock failed with error \(err)")
         isSignalled = true
