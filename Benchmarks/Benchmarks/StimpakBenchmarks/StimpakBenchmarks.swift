@@ -13,8 +13,10 @@
 // Names have no spaces or slashes: benchmark 1.38.1 writes Thresholds/ files with those replaced by `_`
 // but looks them up by the raw name, so a name with a space never finds its thresholds.
 import Benchmark
+import Foundation
 import Stimpak
 import StimpakFixtures
+import Synchronization
 
 final class Foo: Sendable { init() {} }
 final class Shared: Sendable { init() {} }
@@ -156,6 +158,28 @@ let benchmarks: @Sendable () -> Void = {
             scope.dispose()
         }
     }
+    // The same cycle while 2 threads resolve cached services nonstop (started in setup, stopped in teardown), so
+    // that each disposal meets readers in their read sections. The interposer counts every thread's mallocs, not
+    // the measured thread's alone; the readers' cached resolves allocate nothing, so the count is exact and
+    // the same as `RequestCycle`'s (a reader that allocated would fail the check, as `SingletonResolve` would).
+    if #available(macOS 15.0, iOS 18.0, *) {
+        let readers = BackgroundReaders(count: 2) {
+            blackHole(container.resolve(Shared.self)!)
+            blackHole(openScope.resolve(Scoped.self)!)
+        }
+        Benchmark(
+            "RequestCycleWithReaders",
+            closure: { benchmark in
+                for id in benchmark.scaledIterations {
+                    let scope = container.openScope(id)
+                    blackHole(scope.resolve(Request.self)!)
+                    blackHole(scope.resolve(Request.self)!)
+                    scope.dispose()
+                }
+            },
+            setup: { readers.start() },
+            teardown: { readers.stop() })
+    }
     let sessionRequest = container.openScope(SessionID(id: 1)).openScope(1)
     _ = sessionRequest.resolve(SessionScoped.self)
     _ = sessionRequest.resolve(SessionScoped.self)
@@ -226,5 +250,40 @@ let benchmarks: @Sendable () -> Void = {
             let container = makeLargeKeyedContainer()
             blackHole(container.openScope(1).resolve(Target.self, key: "k")!)
         }
+    }
+}
+
+/// Threads that call `read` nonstop between ``start()`` and ``stop()``.
+@available(macOS 15.0, iOS 18.0, *)
+final class BackgroundReaders: Sendable {
+    private let count: Int
+    private let read: @Sendable () -> Void
+    private let isStopped = Atomic<Bool>(false)
+    private let started = DispatchSemaphore(value: 0)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(count: Int, read: @escaping @Sendable () -> Void) {
+        self.count = count
+        self.read = read
+    }
+
+    /// Starts the threads; returns once each has resolved once (its first resolve allocates its thread state).
+    func start() {
+        isStopped.store(false, ordering: .relaxed)
+        for _ in 0..<count {
+            Thread { [self] in
+                read()
+                started.signal()
+                while !isStopped.load(ordering: .relaxed) { read() }
+                stopped.signal()
+            }.start()
+        }
+        for _ in 0..<count { started.wait() }
+    }
+
+    /// Stops the threads; returns once each has left its loop.
+    func stop() {
+        isStopped.store(true, ordering: .relaxed)
+        for _ in 0..<count { stopped.wait() }
     }
 }

@@ -52,3 +52,24 @@ final class Request9: Sendable { init() {} }  // 9c. a provided value
 final class Foo10A: Sendable { init() {} }  // 10a. a singleton made by an async factory
 final class Foo10C: Sendable { init() {} }  // 10b. a singleton made once, by an async or a synchronous factory
 final class Request10: Sendable { init() {} }  // 10c. an `.inScope` service made by an async factory
+
+// 11–13. contention (Contention.swift): a request's session and the pool it takes from, the cached services
+// that reader threads resolve nonstop, ten cached singletons a server request resolves, the writers' key.
+final class Pool11: Sendable { init() {} }  // a `.singleton` the session depends on
+final class Session11: Sendable {  // the request's `.inScope` session
+    let pool: Pool11
+    init(pool: Pool11) { self.pool = pool }
+}
+final class Cached11: Sendable { init() {} }  // the readers' singleton
+final class LongLived11: Sendable { init() {} }  // the readers' `.inScope` instance, in a long-lived scope
+final class Dep12a: Sendable { init() {} }  // 12. the server request's ten cached singletons
+final class Dep12b: Sendable { init() {} }
+final class Dep12c: Sendable { init() {} }
+final class Dep12d: Sendable { init() {} }
+final class Dep12e: Sendable { init() {} }
+final class Dep12f: Sendable { init() {} }
+final class Dep12g: Sendable { init() {} }
+final class Dep12h: Sendable { init() {} }
+final class Dep12i: Sendable { init() {} }
+final class Dep12j: Sendable { init() {} }
+final class Unrelated13: Sendable { init() {} }  // 13. registered and unregistered by the writer, resolved by nobody
