@@ -51,7 +51,7 @@ enum Reclamation {
             let released = state.pointee.release(all: true, adding: registrations)
             shared.lock.unlock()
             _ = consume garbage
-            _ = consume released
+            drop(released)
             return
         }
         let released = state.pointee.release(all: false, adding: [])
@@ -60,7 +60,7 @@ enum Reclamation {
         state.pointee.appended += 1
         let isOverLimit = state.pointee.pendingCount >= pendingLimit
         shared.lock.unlock()
-        _ = consume released
+        drop(released)
         if isOverLimit { reclaimAll() }
     }
 
@@ -76,9 +76,10 @@ enum Reclamation {
             let released = state.pointee.release(all: false, adding: [])
             // A batch that waits for this thread's own open section (a key's `==` that called this) can't be
             // released here.
-            let isDone = state.pointee.releasedCount >= target || state.pointee.frontWaitsOnlyFor(own)
+            let isDone = state.pointee.releasedCount >= target && state.pointee.dropping == 0
+                || state.pointee.frontWaitsOnlyFor(own)
             shared.lock.unlock()
-            _ = consume released
+            drop(released)
             if isDone { return }
             sched_yield()
             shared.lock.lock()
@@ -102,7 +103,16 @@ enum Reclamation {
             shared.state.pointee.remove(thread)
             return shared.state.pointee.release(all: false, adding: [])
         }
+        drop(released)
+    }
+
+    /// Drops what a retire or reclaim took, after unlocking, and counts it dropped: ``reclaimAll()`` returns
+    /// only once what other threads took is dropped too.
+    private static func drop(_ released: consuming Released) {
+        let count = released.count
         _ = consume released
+        guard count > 0 else { return }
+        shared.lock.withLock { shared.state.pointee.dropping -= count }
     }
 
     /// The queue length at which a retiring writer waits for readers instead of adding to it.
@@ -112,6 +122,8 @@ enum Reclamation {
     private struct Released {
         var batches: [Batch] = []
         var registrations: [any Registration] = []
+
+        var count: Int { batches.count + registrations.count }
     }
 
     /// What one retire left for readers, with the readers it waits for.
@@ -160,6 +172,8 @@ enum Reclamation {
         /// How many batches were ever appended, and released: the queue is first in, first out.
         var appended = 0
         var releasedCount = 0
+        /// How many batches and registrations were taken to release and are not yet dropped.
+        var dropping = 0
 
         var buffer: UnsafeBufferPointer<UnsafeMutablePointer<stimpak_thread_state>> {
             UnsafeBufferPointer(start: threads, count: count)
@@ -227,10 +241,14 @@ enum Reclamation {
                     }
                 }
             }
-            if candidates.isEmpty { return released }
+            if candidates.isEmpty {
+                dropping += released.count
+                return released
+            }
             let paths = ResolutionPaths(threads: buffer)
             parked = candidates.filter { paths.contain($0) }
             released.registrations = parked.isEmpty ? candidates : candidates.filter { !paths.contain($0) }
+            dropping += released.count
             return released
         }
 
