@@ -29,7 +29,7 @@ static inline uintptr_t stimpak_exchange(uintptr_t *_Nonnull word, uintptr_t val
 
 // One thread's state on the resolve path, in thread-local storage so that finding it is a few
 // instructions: the read-section counter (odd while inside; other threads read it atomically when they
-// wait for readers), the registrations being made (only this thread writes `depth` and `path`, with
+// retire what readers may hold), the registrations being made (only this thread writes `depth` and `path`, with
 // atomic stores; a writer reclaiming registrations reads them atomically: a transient's registration is
 // pushed inside the read section that found it, and the path is what keeps it alive while its factory
 // runs), and

@@ -115,7 +115,8 @@ enum Reclamation {
         shared.lock.withLock { shared.state.pointee.dropping -= count }
     }
 
-    /// The queue length at which a retiring writer waits for readers instead of adding to it.
+    /// The queue length at which a retiring writer waits for the readers it waits on (``reclaimAll()``): the
+    /// bound on memory when a reader stays inside one section indefinitely.
     static let pendingLimit = 1 << 14
 
     /// What a retire or reclaim releases once the threads' lock is unlocked.
