@@ -86,11 +86,6 @@ enum Reclamation {
         }
     }
 
-    /// How many batches wait for readers (for tests).
-    static var pendingCount: Int {
-        shared.lock.withLock { shared.state.pointee.pendingCount }
-    }
-
     /// Registers the counter of a thread that is about to enter its first section.
     static func register(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         shared.lock.withLock { shared.state.pointee.add(thread) }
