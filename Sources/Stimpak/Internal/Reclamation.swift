@@ -88,15 +88,17 @@ enum Reclamation {
 
     /// Registers the counter of a thread that is about to enter its first section.
     static func register(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-        shared.lock.withLock { shared.state.pointee.add(thread) }
+        let state = shared.state
+        shared.lock.withLock { state.pointee.add(thread) }
     }
 
     /// Unregisters the counter of a thread that has left its last section (it is exiting): no batch waits
     /// for it any more.
     static func unregister(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
+        let state = shared.state
         let released = shared.lock.withLock {
-            shared.state.pointee.remove(thread)
-            return shared.state.pointee.release(all: false, adding: [])
+            state.pointee.remove(thread)
+            return state.pointee.release(all: false, adding: [])
         }
         drop(released)
     }
@@ -107,7 +109,8 @@ enum Reclamation {
         let count = released.count
         _ = consume released
         guard count > 0 else { return }
-        shared.lock.withLock { shared.state.pointee.dropping -= count }
+        let state = shared.state
+        shared.lock.withLock { state.pointee.dropping -= count }
     }
 
     /// The queue length at which a retiring writer waits for the readers it waits on (``reclaimAll()``): the
@@ -151,7 +154,9 @@ enum Reclamation {
 
     /// One `static let` (one lazy-initialization check finds the lock and the state), the state in memory of
     /// its own: reaching an object or an array in a static variable, which the calls out might change as far
-    /// as the compiler knows, costs a retain and a release on every disposal.
+    /// as the compiler knows, costs a retain and a release on every disposal. Code reads `shared.state` into a
+    /// local before changing what it points to: a change through `shared.state.pointee` is a modifying access
+    /// of the global itself, which the thread sanitizer reports as racing with every other access.
     private static let shared = Shared()
 
     /// The registered threads, the pending batches and the parked registrations; guarded by the threads' lock.
