@@ -174,9 +174,10 @@ extension Scope {
                     registry.lock.unlock()
                     throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
                 }
+                let waiters = creation.waiters()
                 registry.lock.unlock()
                 let limit = registry.waitLimit
-                let outcome = await creation.waiters.wait(limit: limit)
+                let outcome = await waiters.wait(limit: limit)
                 AsyncCreation.stopWaiting(from: node)
                 switch outcome {
                 case .finished:
@@ -228,11 +229,11 @@ extension Scope {
         let owner = place.owner
         let slot = place.slot
         func abandon(_ error: any Error) -> any Error {
-            registry.lock.withLock {
+            let waiters = registry.lock.withLock {
                 slot.state = .empty
-                creation.finish(failing: error is CancellationError ? nil : error)
+                return creation.finish(failing: error is CancellationError ? nil : error)
             }
-            creation.waiters.finish()
+            waiters?.finish()
             return error
         }
         let made: Made<Service>
@@ -276,9 +277,9 @@ extension Scope {
             }
         }
         _ = owner.store(box, in: slot, of: resolver, publishes: place.publishes)
-        creation.finish(failing: nil)
+        let waiters = creation.finish(failing: nil)
         registry.lock.unlock()
-        creation.waiters.finish()
+        waiters?.finish()
         return instance
     }
 
@@ -406,12 +407,13 @@ final class AsyncGraph: @unchecked Sendable {  // `instances` is guarded by `loc
 /// An `async` creation of a reused instance under way: the tasks awaiting it (suspended, no blocked thread),
 /// and what its creator waits for, to see a cycle across tasks before it deadlocks.
 final class AsyncCreation: @unchecked Sendable {
-    // `box`, `callbackContext` and `failure` are guarded by the container's lock; `waitingOn` by
-    // `AsyncCreation.waitLock`; `waiters` guards itself; `serviceKey` never changes.
+    // `box`, `callbackContext`, `failure` and `suspended` are guarded by the container's lock; `waitingOn` by
+    // `AsyncCreation.waitLock`; `serviceKey` never changes.
     /// The service being made.
     let serviceKey: ServiceKey
-    /// The tasks awaiting the creation.
-    let waiters = SuspendedTasks()
+    /// The tasks awaiting the creation, made by the first of them: most creations have none, and the object and
+    /// its lock are two allocations.
+    private var suspended: SuspendedTasks?
     /// The instance, while its `resolved` callback runs on `callbackContext`'s thread.
     var box: AnyObject?
     var callbackContext: ResolutionContext?
@@ -428,12 +430,22 @@ final class AsyncCreation: @unchecked Sendable {
         self.serviceKey = serviceKey
     }
 
-    /// Ends the creation, with the error it failed with, if it did; the caller then wakes the waiters
-    /// (``SuspendedTasks/finish()``) once the lock is released. Call with the lock held.
-    func finish(failing failure: (any Error)?) {
+    /// The tasks awaiting the creation, for one more to join. Call with the lock held, while the creation is
+    /// the slot's: its creator takes them when it ends.
+    func waiters() -> SuspendedTasks {
+        if let suspended { return suspended }
+        let made = SuspendedTasks()
+        suspended = made
+        return made
+    }
+
+    /// Ends the creation, with the error it failed with, if it did, and returns its waiters, whom the caller
+    /// wakes (``SuspendedTasks/finish()``) once the lock is released. Call with the lock held.
+    func finish(failing failure: (any Error)?) -> SuspendedTasks? {
         self.failure = failure
         box = nil
         callbackContext = nil
+        return suspended.take()
     }
 
     /// The error for a task that gave up waiting for this creation after `limit`, resolving `requested` in
