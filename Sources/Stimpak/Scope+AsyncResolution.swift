@@ -102,17 +102,19 @@ extension Scope {
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
             registry.lock.unlock()
-            let made = try await make(resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators)
+            var layers: [InstanceDisposal]?
+            let instance = try await make(
+                resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators, layers: &layers)
             if let onResolved {
                 do {
-                    try runCallback(onResolved, resolver, self, made.instance)
+                    try runCallback(onResolved, resolver, self, instance)
                 } catch {
-                    Self.discard(made, of: resolver)
+                    Self.discard(instance, layers: layers, of: resolver)
                     throw error
                 }
             }
-            guard resolver.isDisposableTransient(made.instance) else { return made.instance }
-            return try admitDisposableTransient(made.instance, of: resolver, layers: made.layers)
+            guard resolver.isDisposableTransient(instance) else { return instance }
+            return try admitDisposableTransient(instance, of: resolver, layers: layers)
         case .graph:
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
@@ -121,8 +123,10 @@ extension Scope {
             if let box = node?.graph.instance(for: resolver.index) {
                 return resolver.instance(in: box)
             }
+            // A `.graph` instance is never disposed, nor are its layers.
+            var layers: [InstanceDisposal]?
             let instance = try await make(
-                resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators).instance
+                resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators, layers: &layers)
             if let node {
                 let kept = node.graph.keep(resolver.cached(instance), for: resolver.index)
                 let instance = resolver.instance(in: kept)
@@ -236,14 +240,17 @@ extension Scope {
             waiters?.finish()
             return error
         }
-        let made: Made<Service>
+        let instance: Service
+        var layers: [InstanceDisposal]?
         do {
-            made = try await make(resolver, factory, arguments, in: owner, creation: creation, node: node, decorators: decorators)
+            instance = try await make(
+                resolver, factory, arguments, in: owner, creation: creation, node: node, decorators: decorators,
+                layers: &layers)
         } catch {
             throw abandon(error)
         }
-        let instance = made.instance
-        guard let (box, record) = cacheEntry(for: made, of: resolver, slot: slot, onDispose: onDispose) else {
+        guard let (box, record) = cacheEntry(for: instance, layers: layers, of: resolver, slot: slot, onDispose: onDispose)
+        else {
             throw abandon(failure(.weakValueType, resolver.serviceKey))
         }
         registry.lock.lock()
@@ -283,11 +290,13 @@ extension Scope {
         return instance
     }
 
-    /// Runs an async factory and the decorators with the registration on this task's async resolution path.
+    /// Runs an async factory and the decorators with the registration on this task's async resolution path; a
+    /// decorated instance's layers that dispose themselves go to `layers`.
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
-        _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?
-    ) async throws -> Made<Service> {
+        _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?,
+        layers: inout [InstanceDisposal]?
+    ) async throws -> Service {
         if let node {
             if node.contains(resolver) { throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node) }
             if node.depth >= ResolutionError.maximumDepth {
@@ -297,11 +306,12 @@ extension Scope {
         let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
         let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
         do {
-            let instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
-            var made = Made(instance: instance, layers: nil)
-            if let decorators { made = try Self.decorate(instance, of: resolver, with: decorators, in: scope) }
+            var instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
+            if let decorators {
+                instance = try Self.decorate(instance, of: resolver, with: decorators, in: scope, layers: &layers)
+            }
             if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
-            return made
+            return instance
         } catch let error as ResolutionError {
             throw error
         } catch let error as CancellationError {

@@ -23,7 +23,12 @@ extension Scope {
     public func dispose() -> [DisposalFailure] {
         var detached = Detached()
         guard case .ready = detachSubtree(into: &detached, deferringHooks: true) else { return [] }
-        return runHooks(of: detached)
+        let failures = runSynchronousHooks(of: detached)
+        let parent = detached.countedIn
+        // Released after their hooks and outside the lock (deinits may resolve), once no reader holds them.
+        Reclamation.retire(consume detached)
+        if let parent { Self.finishDisposal(countedIn: parent) }
+        return failures
     }
 
     /// Disposes this scope and everything below it, awaiting the asynchronous hooks.
@@ -60,20 +65,12 @@ extension Scope {
         if observed { reportDisposals(events) }
         let parent = detached.countedIn
         Reclamation.retire(consume detached)
-        Self.finishDisposal(countedIn: parent)
+        if let parent { Self.finishDisposal(countedIn: parent) }
         return failures
     }
 
-    /// Runs the hooks of a detached subtree (see ``runSynchronousHooks(of:)``), then ends its disposal.
-    private func runHooks(of detached: consuming Detached) -> [DisposalFailure] {
-        let (failures, parent) = runSynchronousHooks(of: detached)
-        Self.finishDisposal(countedIn: parent)
-        return failures
-    }
-
-    /// Runs the synchronous hooks of a detached subtree, starts its asynchronous ones, and retires what it
-    /// held; returns the failures and the scope the disposal is counted in.
-    private func runSynchronousHooks(of detached: consuming Detached) -> ([DisposalFailure], countedIn: Scope?) {
+    /// Runs the synchronous hooks of a detached subtree and starts its asynchronous ones; returns the failures.
+    private func runSynchronousHooks(of detached: borrowing Detached) -> [DisposalFailure] {
         var failures: [DisposalFailure] = []
         var later: [DisposalRecord] = []
         let observed = registry.observedWord.loadRelaxed() != 0
@@ -93,21 +90,23 @@ extension Scope {
         }
         if !later.isEmpty { DisposalRecord.runDetached(later) }
         if observed { reportDisposals(events) }
-        let parent = detached.countedIn
-        // Released after their hooks and outside the lock (deinits may resolve), once no reader holds them.
-        Reclamation.retire(consume detached)
-        return (failures, parent)
+        return failures
     }
 
     /// Ends a disposal counted in `parent`, then runs the disposals that waited for it, each of which ends the
     /// same way: a loop, not a recursion, however many ancestors waited.
-    private static func finishDisposal(countedIn parent: Scope?) {
-        var next = parent?.childDisposalFinished() ?? .none
+    private static func finishDisposal(countedIn parent: Scope) {
+        var next = parent.childDisposalFinished()
         while true {
             switch next {
-            case .run(let scope, let detached):
+            case .run(let waiting):
                 // Hooks run for a `dispose()` that returned: their failures reach the observer only.
-                next = scope.runSynchronousHooks(of: detached).countedIn?.childDisposalFinished() ?? .none
+                guard let (scope, detached) = waiting.takeDeferred() else { return }
+                _ = scope.runSynchronousHooks(of: detached)
+                let parent = detached.countedIn
+                Reclamation.retire(consume detached)
+                guard let parent else { return }
+                next = parent.childDisposalFinished()
             case .resume(let continuation):
                 continuation.resume()
                 return
@@ -177,7 +176,8 @@ extension Scope {
             scope.waitingDisposal = waiting
         }
         if deferringHooks {
-            waiting.next = .run(self, detached)
+            waiting.deferred = (self, detached)
+            waiting.next = .run(waiting)
             detached = Detached()
         }
         registry.lock.unlock()
@@ -248,8 +248,8 @@ extension Scope {
 final class WaitingDisposal: @unchecked Sendable {  // every property is guarded by the registry's lock
     enum Next {
         case none
-        /// Run this subtree's hooks (`Scope.Detached`) on the finishing thread.
-        case run(Scope, Scope.Detached)
+        /// Run the deferred subtree's hooks (``deferred``) on the finishing thread.
+        case run(WaitingDisposal)
         /// Resume the awaiting `dispose()`.
         case resume(CheckedContinuation<Void, Never>)
         /// Every disposal waited for has finished.
@@ -259,9 +259,17 @@ final class WaitingDisposal: @unchecked Sendable {  // every property is guarded
     /// The child disposals still running.
     var remaining: Int
     var next = Next.none
+    /// The subtree of a synchronous `dispose()` that returned, and its scope: for the finishing thread.
+    var deferred: (Scope, Scope.Detached)?
 
     init(remaining: Int) {
         self.remaining = remaining
+    }
+
+    /// Takes the deferred subtree: for the one thread that ``countDown()`` told to run it (the lock ordered
+    /// that after the subtree was stored), without the lock.
+    func takeDeferred() -> (Scope, Scope.Detached)? {
+        deferred.take()
     }
 
     /// Counts one finished; returns what to do when it was the last. Call with the lock held.

@@ -456,10 +456,12 @@ extension Scope {
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
             registry.lock.unlock()
-            let made = try make(
-                resolver, arguments, in: self, decorators: decorators, onResolved: onResolved, context: .current)
-            guard resolver.isDisposableTransient(made.instance) else { return made.instance }
-            return try admitDisposableTransient(made.instance, of: resolver, layers: made.layers)
+            var layers: [InstanceDisposal]?
+            let instance = try make(
+                resolver, arguments, in: self, decorators: decorators, onResolved: onResolved, context: .current,
+                layers: &layers)
+            guard resolver.isDisposableTransient(instance) else { return instance }
+            return try admitDisposableTransient(instance, of: resolver, layers: layers)
         case .graph:
             guard !resolver.requiresAwaitHere else {
                 registry.lock.unlock()
@@ -606,7 +608,10 @@ extension Scope {
         // The callback shares the graph that the factory's resolves made.
         if onResolved != nil { context.holdGraph() }
         defer { if onResolved != nil { context.releaseGraph() } }
-        let instance = try make(resolver, arguments, in: self, decorators: decorators, onResolved: nil, context: context).instance
+        // A `.graph` instance is never disposed, nor are its layers.
+        var layers: [InstanceDisposal]?
+        let instance = try make(
+            resolver, arguments, in: self, decorators: decorators, onResolved: nil, context: context, layers: &layers)
         context.keepGraphInstance(resolver.cached(instance), index: resolver.index)
         if let onResolved {
             do {
@@ -688,9 +693,11 @@ extension Scope {
         context: ResolutionContext
     ) throws(ResolutionError) -> Service {
         let index = resolver.index
-        let made: Made<Service>
+        let instance: Service
+        var layers: [InstanceDisposal]?
         do {
-            made = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
+            instance = try make(
+                resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context, layers: &layers)
         } catch {
             registry.lock.lock()
             let flight = owner.endMarkedCreation(index, context: context)
@@ -698,9 +705,8 @@ extension Scope {
             flight?.finish(failing: error)
             throw error
         }
-        let instance = made.instance
         let box = resolver.cached(instance)
-        let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: onDispose, layers: made.layers)
+        let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: onDispose, layers: layers)
         registry.lock.lock()
         guard !owner.isDisposedValue else {
             // The disposal took the table with the mark; a slot made of it is settled here.
@@ -961,15 +967,16 @@ extension Scope {
         // The callback shares the graph that the factory's resolves made.
         if onResolved != nil { context.holdGraph() }
         defer { if onResolved != nil { context.releaseGraph() } }
-        let made: Made<Service>
+        let instance: Service
+        var layers: [InstanceDisposal]?
         do {
-            made = try make(resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context)
+            instance = try make(
+                resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context, layers: &layers)
         } catch {
             registry.lock.withLock { slot.settle(.empty) }?.finish(failing: error)
             throw error
         }
-        let instance = made.instance
-        guard let (box, record) = cacheEntry(for: made, of: resolver, slot: slot, onDispose: onDispose) else {
+        guard let (box, record) = cacheEntry(for: instance, layers: layers, of: resolver, slot: slot, onDispose: onDispose) else {
             let error = failure(.weakValueType, resolver.serviceKey)
             registry.lock.withLock { slot.settle(.empty) }?.finish(failing: error)
             throw error
@@ -1021,11 +1028,11 @@ extension Scope {
     /// disposal record, of every layer (none for a weak one: the container does not keep it, so it does not
     /// dispose it); nil for a value made by a `.weak` registration, which cannot be referenced weakly.
     func cacheEntry<Service, Args>(
-        for made: Made<Service>, of resolver: ServiceResolver<Service, Args>, slot: Slot, onDispose: DisposeHook<Service>?
+        for instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>, slot: Slot,
+        onDispose: DisposeHook<Service>?
     ) -> (box: AnyObject, record: DisposalRecord?)? {
-        let instance = made.instance
         guard resolver.reuse.kind == .weak else {
-            let record = DisposalRecord.of(instance, of: resolver, slot: slot, onDispose: onDispose, layers: made.layers)
+            let record = DisposalRecord.of(instance, of: resolver, slot: slot, onDispose: onDispose, layers: layers)
             return (resolver.cached(instance), record)
         }
         guard Swift.type(of: instance as Any) is AnyClass else { return nil }
@@ -1054,25 +1061,28 @@ extension Scope {
     }
 
     /// Runs a registration's factory and its decorators (and, for a transient, its `resolved` callback) with
-    /// the registration on this thread's resolution path. Called with the lock released.
+    /// the registration on this thread's resolution path. Called with the lock released. A decorated instance's
+    /// layers that dispose themselves go to `layers` (an `inout` of a non-generic type: a generic result type
+    /// would look up its metadata on every creation, the locked path being unspecialized).
     func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
         in scope: Scope,
         decorators: [Decorator<Service>]?,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
-        context: ResolutionContext
-    ) throws(ResolutionError) -> Made<Service> {
+        context: ResolutionContext,
+        layers: inout [InstanceDisposal]?
+    ) throws(ResolutionError) -> Service {
         try context.enter(resolver)
         defer { context.leave() }
         let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
-        let made: Made<Service>
+        let instance: Service
         do {
-            let instance = try resolver.factory(scope, arguments)
+            let made = try resolver.factory(scope, arguments)
             if let decorators {
-                made = try Self.decorate(instance, of: resolver, with: decorators, in: scope)
+                instance = try Self.decorate(made, of: resolver, with: decorators, in: scope, layers: &layers)
             } else {
-                made = Made(instance: instance, layers: nil)
+                instance = made
             }
         } catch {
             throw factoryFailure(error, of: resolver.serviceKey, context: context)
@@ -1080,22 +1090,24 @@ extension Scope {
         if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
         if let onResolved {
             do {
-                try runCallback(onResolved, scope, made.instance, of: resolver, context: context)
+                try runCallback(onResolved, scope, instance, of: resolver, context: context)
             } catch {
-                Self.discard(made, of: resolver)
+                Self.discard(instance, layers: layers, of: resolver)
                 throw error
             }
         }
-        return made
+        return instance
     }
 
     /// Disposes, as its registration's disposal rules say, an instance that no one will get, with every layer
     /// under it: a decorator or the transient's `resolved` callback failed after the factory made it, so
     /// nothing else would dispose it. A `.weak` or `.graph` instance is never the container's to dispose.
-    static func discard<Service, Args>(_ made: Made<Service>, of resolver: ServiceResolver<Service, Args>) {
+    static func discard<Service, Args>(
+        _ instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>
+    ) {
         guard resolver.reuse.kind != .weak, resolver.reuse.kind != .graph else { return }
         try? DisposalRecord.of(
-            made.instance, of: resolver, slot: nil, onDispose: resolver.onDispose, layers: made.layers)?.dispose()
+            instance, of: resolver, slot: nil, onDispose: resolver.onDispose, layers: layers)?.dispose()
     }
 
     /// Removes this scope's disposal record of `slot`'s instance: true when it was still here, false when a
@@ -1107,15 +1119,15 @@ extension Scope {
     }
 
     /// `made`, an instance of `resolver`'s factory, wrapped by `decorators` in registration order (the first
-    /// wraps `made`), with the layers under the outermost that dispose themselves. When one throws, what the
-    /// others made, which no one will get, is discarded (``discard(_:of:)``): the last wrapper and every layer
-    /// under it. Out of line: iterating an array of closures over a type parameter looks up metadata, which
+    /// wraps `made`); the layers under the outermost that dispose themselves go to `layers`. When one throws,
+    /// what the others made, which no one will get, is discarded (``discard(_:layers:of:)``): the last wrapper
+    /// and every layer under it. Out of line: iterating an array of closures over a type parameter looks up metadata, which
     /// the unspecialized caller would otherwise do on every creation.
     @inline(never)
     static func decorate<Service, Args>(
         _ made: Service, of resolver: ServiceResolver<Service, Args>, with decorators: [Decorator<Service>],
-        in scope: Scope
-    ) throws -> Made<Service> {
+        in scope: Scope, layers distinctLayers: inout [InstanceDisposal]?
+    ) throws -> Service {
         var instance = made
         // Innermost first: the factory's instance, then each wrapper that another one wraps.
         var layers: [InstanceDisposal] = []
@@ -1126,10 +1138,11 @@ extension Scope {
                 instance = wrapper
             }
         } catch {
-            discard(Made(instance: instance, layers: InstanceDisposal.distinct(layers, under: instance)), of: resolver)
+            discard(instance, layers: InstanceDisposal.distinct(layers, under: instance), of: resolver)
             throw error
         }
-        return Made(instance: instance, layers: InstanceDisposal.distinct(layers, under: instance))
+        distinctLayers = InstanceDisposal.distinct(layers, under: instance)
+        return instance
     }
 
     func runCallback<Service, Args>(
@@ -1157,7 +1170,7 @@ extension Scope {
 extension DisposalRecord {
     /// The record for a new cached instance, or nil when it has neither an `onDispose` hook nor is
     /// `Disposable` or ``AsyncDisposable``, nor has `layers` (a decorated instance's, see
-    /// ``Scope/decorate(_:of:with:in:)``). Nil at once, with one word compared, for an undecorated instance
+    /// ``Scope/decorate(_:of:with:in:layers:)``). Nil at once, with one word compared, for an undecorated instance
     /// of the type its registration last found to be neither (see
     /// ``ServiceRegistration/needsNoDisposalRecord(_:onDispose:)``): making the record only to find that
     /// copied the instance and destroyed an optional through metadata.

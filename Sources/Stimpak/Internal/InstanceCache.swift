@@ -238,13 +238,6 @@ extension DisposalRecord {
     }
 }
 
-/// What a registration's factory and decorators made: the instance to hand out and, when decorators wrapped
-/// it, the layers under it that dispose themselves, outermost first (see ``Scope/decorate(_:of:with:in:)``).
-struct Made<Service> {
-    let instance: Service
-    let layers: [InstanceDisposal]?
-}
-
 extension InstanceDisposal {
     /// How `value`, a layer of a decorated instance, disposes itself.
     static func of<Value>(_ value: Value) -> InstanceDisposal {

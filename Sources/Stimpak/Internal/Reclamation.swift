@@ -41,9 +41,9 @@ enum Reclamation {
     static func retire<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration] = []) {
         let state = shared.state
         shared.lock.lock()
-        guard state.pointee.hasReaderInside else {
+        guard state.pointee.hasReaderInside() else {
             // Nothing unpublished can still be held: this and everything pending is released now.
-            if state.pointee.isIdle, registrations.isEmpty {
+            if state.pointee.isIdle(), registrations.isEmpty {
                 shared.lock.unlock()
                 _ = consume garbage
                 return
@@ -51,16 +51,16 @@ enum Reclamation {
             let released = state.pointee.release(all: true, adding: registrations)
             shared.lock.unlock()
             _ = consume garbage
-            drop(released)
+            drop(consume released)
             return
         }
         let released = state.pointee.release(all: false, adding: [])
         state.pointee.pending.append(
             Batch(readers: state.pointee.readersInside(), garbage: garbage, registrations: registrations))
         state.pointee.appended += 1
-        let isOverLimit = state.pointee.pendingCount >= pendingLimit
+        let isOverLimit = state.pointee.pendingCount() >= pendingLimit
         shared.lock.unlock()
-        drop(released)
+        drop(consume released)
         if isOverLimit { reclaimAll() }
     }
 
@@ -79,7 +79,7 @@ enum Reclamation {
             let isDone = state.pointee.releasedCount >= target && state.pointee.dropping == 0
                 || state.pointee.frontWaitsOnlyFor(own)
             shared.lock.unlock()
-            drop(released)
+            drop(consume released)
             if isDone { return }
             sched_yield()
             shared.lock.lock()
@@ -100,7 +100,7 @@ enum Reclamation {
             state.pointee.remove(thread)
             return state.pointee.release(all: false, adding: [])
         }
-        drop(released)
+        drop(consume released)
     }
 
     /// Drops what a retire or reclaim took, after unlocking, and counts it dropped: ``reclaimAll()`` returns
@@ -180,18 +180,21 @@ enum Reclamation {
             UnsafeBufferPointer(start: threads, count: count)
         }
 
-        var pendingCount: Int { pending.count - head }
+        // Methods are `mutating`, reached through the pointer: a non-mutating one copies the state (retaining its
+        // arrays) on every call.
+
+        mutating func pendingCount() -> Int { pending.count - head }
 
         /// Nothing pending and nothing parked.
-        var isIdle: Bool { pending.isEmpty && parked.isEmpty }
+        mutating func isIdle() -> Bool { pending.isEmpty && parked.isEmpty }
 
         /// Whether a registered thread (this one included) is inside a read section.
-        var hasReaderInside: Bool {
+        mutating func hasReaderInside() -> Bool {
             buffer.contains { stimpak_section_load($0) & 1 == 1 }
         }
 
         /// The threads inside a read section, with their counters.
-        func readersInside() -> [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)] {
+        mutating func readersInside() -> [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)] {
             var readers: [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)] = []
             for thread in buffer {
                 let seen = stimpak_section_load(thread)
@@ -201,7 +204,7 @@ enum Reclamation {
         }
 
         /// Whether the oldest pending batch waits for `own`'s open section and for no other thread.
-        func frontWaitsOnlyFor(_ own: UnsafeMutablePointer<stimpak_thread_state>) -> Bool {
+        mutating func frontWaitsOnlyFor(_ own: UnsafeMutablePointer<stimpak_thread_state>) -> Bool {
             guard head < pending.count else { return false }
             var waitsForOwn = false
             for reader in pending[head].readers {
