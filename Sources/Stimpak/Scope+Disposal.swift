@@ -22,12 +22,13 @@ extension Scope {
     @discardableResult
     public func dispose() -> [DisposalFailure] {
         var detached = Detached()
-        guard case .ready = detachSubtree(into: &detached, deferringHooks: true) else { return [] }
+        var waiting: WaitingDisposal?
+        let detachment = detachSubtree(into: &detached, waiting: &waiting, deferringHooks: true)
+        guard detachment.runsHooks else { return [] }
         let failures = runSynchronousHooks(of: detached)
-        let parent = detached.countedIn
         // Released after their hooks and outside the lock (deinits may resolve), once no reader holds them.
         Reclamation.retire(consume detached)
-        if let parent { Self.finishDisposal(countedIn: parent) }
+        if detachment == .readyCounted, let parent { Self.finishDisposal(countedIn: parent) }
         return failures
     }
 
@@ -45,10 +46,12 @@ extension Scope {
     @discardableResult
     public func dispose() async -> [DisposalFailure] {
         var detached = Detached()
-        switch detachSubtree(into: &detached, deferringHooks: false) {
-        case .nothing: return []
-        case .waiting(let waiting): await waiting.wait(registry)
-        case .ready: break
+        var waiting: WaitingDisposal?
+        let detachment = detachSubtree(into: &detached, waiting: &waiting, deferringHooks: false)
+        if let waiting {
+            await waiting.wait(registry)
+        } else if !detachment.runsHooks {
+            return []
         }
         var failures: [DisposalFailure] = []
         let observed = registry.observedWord.loadRelaxed() != 0
@@ -63,13 +66,13 @@ extension Scope {
             }
         }
         if observed { reportDisposals(events) }
-        let parent = detached.countedIn
         Reclamation.retire(consume detached)
-        if let parent { Self.finishDisposal(countedIn: parent) }
+        if detachment == .readyCounted || detachment == .waits, let parent { Self.finishDisposal(countedIn: parent) }
         return failures
     }
 
     /// Runs the synchronous hooks of a detached subtree and starts its asynchronous ones; returns the failures.
+    @inline(__always)
     private func runSynchronousHooks(of detached: borrowing Detached) -> [DisposalFailure] {
         var failures: [DisposalFailure] = []
         var later: [DisposalRecord] = []
@@ -103,9 +106,8 @@ extension Scope {
                 // Hooks run for a `dispose()` that returned: their failures reach the observer only.
                 guard let (scope, detached) = waiting.takeDeferred() else { return }
                 _ = scope.runSynchronousHooks(of: detached)
-                let parent = detached.countedIn
                 Reclamation.retire(consume detached)
-                guard let parent else { return }
+                guard let parent = scope.parent else { return }
                 next = parent.childDisposalFinished()
             case .resume(let continuation):
                 continuation.resume()
@@ -129,11 +131,30 @@ extension Scope {
         return next
     }
 
+    /// What ``detachSubtree(into:waiting:deferringHooks:)`` left the caller to do.
+    private enum Detachment {
+        /// Nothing: disposed already, or nothing held.
+        case nothing
+        /// Run the hooks; the parent does not count this disposal.
+        case ready
+        /// Run the hooks, then tell the parent, which counts this disposal (``finishDisposal(countedIn:)``).
+        case readyCounted
+        /// The hooks wait for child disposals that other threads run: deferred to the last of them, or, not
+        /// `deferringHooks`, for the caller to await `waiting`; the parent counts this disposal.
+        case waits
+
+        var runsHooks: Bool { self == .ready || self == .readyCounted }
+    }
+
     /// Marks the subtree disposed, unpublishes and takes its state into `detached`, to retire once its hooks
     /// ran. Its hooks wait when a scope of the subtree has a child disposal running on another thread: then,
-    /// `deferringHooks`, the state moves into the returned ``WaitingDisposal`` and the last of those
-    /// disposals runs them; otherwise the caller awaits it.
-    private func detachSubtree(into detached: inout Detached, deferringHooks: Bool) -> Detachment {
+    /// `deferringHooks`, the state moves into a ``WaitingDisposal`` whose last awaited disposal runs them;
+    /// otherwise `waiting` is set, for the caller to await. In line, so that a synchronous disposal's
+    /// `waiting`, never set, costs nothing.
+    @inline(__always)
+    private func detachSubtree(
+        into detached: inout Detached, waiting: inout WaitingDisposal?, deferringHooks: Bool
+    ) -> Detachment {
         registry.lock.lock()
         guard !isDisposedValue else {
             registry.lock.unlock()
@@ -141,16 +162,19 @@ extension Scope {
         }
         // Unlinked first: `remove` walks the bucket chain that `detach` clears.
         parent?.children.remove(self)
-        var subtree: [Scope] = []
         var running = runningChildDisposals
+        var waitingScopes: [Scope]?
         if children.isEmpty {
             detach(into: &detached)
+            if running > 0 { waitingScopes = [self] }
         } else {
-            subtree = subtreeDeepestFirst()
             running = 0
-            for scope in subtree {
+            for scope in subtreeDeepestFirst() {
                 scope.detach(into: &detached)
-                running += scope.runningChildDisposals
+                if scope.runningChildDisposals > 0 {
+                    running += scope.runningChildDisposals
+                    waitingScopes = (waitingScopes ?? []) + [scope]
+                }
             }
         }
         if parent == nil {
@@ -163,34 +187,22 @@ extension Scope {
             registry.lock.unlock()
             return detached.holdsAnything ? .ready : .nothing
         }
-        if let parent {
-            parent.runningChildDisposals += 1
-            detached.countedIn = parent
-        }
-        guard running > 0 else {
+        if let parent { parent.runningChildDisposals += 1 }
+        guard let waitingScopes else {
             registry.lock.unlock()
-            return .ready
+            return parent == nil ? .ready : .readyCounted
         }
-        let waiting = WaitingDisposal(remaining: running)
-        for scope in subtree.isEmpty ? [self] : subtree where scope.runningChildDisposals > 0 {
-            scope.waitingDisposal = waiting
-        }
+        let made = WaitingDisposal(remaining: running)
+        for scope in waitingScopes { scope.waitingDisposal = made }
         if deferringHooks {
-            waiting.deferred = (self, detached)
-            waiting.next = .run(waiting)
+            made.deferred = (self, detached)
+            made.next = .run(made)
             detached = Detached()
+        } else {
+            waiting = made
         }
         registry.lock.unlock()
-        return .waiting(waiting)
-    }
-
-    private enum Detachment {
-        /// Already disposed, or nothing to dispose.
-        case nothing
-        /// Detached: run its hooks now.
-        case ready
-        /// Detached, its hooks waiting for child disposals that other threads run.
-        case waiting(WaitingDisposal)
+        return .waits
     }
 
     /// What a disposal takes out of the scopes under the lock, to dispose and release outside it.
@@ -202,8 +214,6 @@ extension Scope {
         /// The tables after the first, and the root scope's caches.
         var objects: [AnyObject] = []
         var moreLocals: [[ServiceKey: Local]] = []
-        /// The parent whose ``Scope/runningChildDisposals`` counts this disposal until its hooks have run.
-        var countedIn: Scope?
 
         var holdsAnything: Bool {
             !records.isEmpty || table != nil || !locals.isEmpty || !objects.isEmpty || !moreLocals.isEmpty
@@ -259,7 +269,8 @@ final class WaitingDisposal: @unchecked Sendable {  // every property is guarded
     /// The child disposals still running.
     var remaining: Int
     var next = Next.none
-    /// The subtree of a synchronous `dispose()` that returned, and its scope: for the finishing thread.
+    /// The subtree of a synchronous `dispose()` that returned, and its scope (whose parent counts it): for the
+    /// finishing thread.
     var deferred: (Scope, Scope.Detached)?
 
     init(remaining: Int) {

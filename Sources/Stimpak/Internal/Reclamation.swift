@@ -38,16 +38,40 @@ enum Reclamation {
     /// what it unpublished: at once when no thread is inside a read section, else at a later retire. Never
     /// waits for another thread. Call without the container's lock, after unpublishing under it: deinits may
     /// run user code.
-    static func retire<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration] = []) {
+    @inline(__always)
+    static func retire<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
         let state = shared.state
         shared.lock.lock()
+        // The common case: nothing waits, nothing to park, no thread inside a section.
+        if registrations.isEmpty, state.pointee.isIdle(), !state.pointee.hasReaderInside() {
+            shared.lock.unlock()
+            _ = consume garbage
+            return
+        }
+        retireLocked(garbage, registrations: registrations)
+    }
+
+    /// Releases `garbage` once no reader can still hold what it unpublished (see
+    /// ``retire(_:registrations:)``); the common case in line, with no array of registrations to make.
+    @inline(__always)
+    static func retire<Garbage>(_ garbage: consuming Garbage) {
+        let state = shared.state
+        shared.lock.lock()
+        if state.pointee.isIdle(), !state.pointee.hasReaderInside() {
+            shared.lock.unlock()
+            _ = consume garbage
+            return
+        }
+        retireLocked(garbage, registrations: [])
+    }
+
+    /// ``retire(_:registrations:)`` past its common case. Call with the threads' lock held; returns with it
+    /// released.
+    @inline(never)
+    private static func retireLocked<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
+        let state = shared.state
         guard state.pointee.hasReaderInside() else {
             // Nothing unpublished can still be held: this and everything pending is released now.
-            if state.pointee.isIdle(), registrations.isEmpty {
-                shared.lock.unlock()
-                _ = consume garbage
-                return
-            }
             let released = state.pointee.release(all: true, adding: registrations)
             shared.lock.unlock()
             _ = consume garbage
@@ -186,11 +210,14 @@ enum Reclamation {
         mutating func pendingCount() -> Int { pending.count - head }
 
         /// Nothing pending and nothing parked.
+        @inline(__always)
         mutating func isIdle() -> Bool { pending.isEmpty && parked.isEmpty }
 
         /// Whether a registered thread (this one included) is inside a read section.
+        @inline(__always)
         mutating func hasReaderInside() -> Bool {
-            buffer.contains { stimpak_section_load($0) & 1 == 1 }
+            for thread in buffer where stimpak_section_load(thread) & 1 == 1 { return true }
+            return false
         }
 
         /// The threads inside a read section, with their counters.
