@@ -26,6 +26,12 @@ static inline void stimpak_store_relaxed(uintptr_t *_Nonnull word, uintptr_t val
 static inline uintptr_t stimpak_exchange(uintptr_t *_Nonnull word, uintptr_t value) {
     return __atomic_exchange_n(word, value, __ATOMIC_SEQ_CST);
 }
+static inline uintptr_t stimpak_fetch_add(uintptr_t *_Nonnull word, uintptr_t value) {
+    return __atomic_fetch_add(word, value, __ATOMIC_SEQ_CST);
+}
+static inline uintptr_t stimpak_fetch_sub(uintptr_t *_Nonnull word, uintptr_t value) {
+    return __atomic_fetch_sub(word, value, __ATOMIC_SEQ_CST);
+}
 
 // One thread's state on the resolve path, in thread-local storage so that finding it is a few
 // instructions: the read-section counter (odd while inside; other threads read it atomically when they

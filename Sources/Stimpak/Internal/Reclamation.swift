@@ -11,10 +11,12 @@ import CStimpakAtomics
 // and read-and-pin; ARCHITECTURE.md gives the argument). Every writer that unpublished something under the
 // container's lock hands it here after unlocking, and never waits for a reader:
 //
-// - retire: under the threads' lock, the writer reads every registered thread's section counter (seq-cst).
-//   When none is odd (no thread is inside a section, the common case), nothing unpublished can still be held:
-//   what it retires, and everything retired before, is released at once, on this thread, after the lock.
-//   Otherwise it appends a batch (the garbage, and the odd counters it saw) to the pending queue.
+// - retire: the writer reads every registered thread's section counter (seq-cst). When none is odd and nothing
+//   waits (no thread is inside a section, the common case), nothing unpublished can still be held: what it
+//   retires is released at once, on this thread, with no lock taken (`isQuiescent`: the list of threads is read
+//   while a count of scans is up, and what leaves the list is freed only once that count is 0). Otherwise,
+//   under the threads' lock, it releases everything pending if no thread is inside a section, or appends a
+//   batch (the garbage, and the odd counters it saw) to the pending queue.
 // - reclaim: a batch is ready once every thread it recorded has moved its counter on (left that section) or
 //   exited. Every later retire releases the ready batches at the front of the queue, and `reclaimAll()`
 //   (tests, leak checks) waits for the readers, then releases everything.
@@ -55,14 +57,59 @@ enum Reclamation {
     /// ``retire(_:registrations:)``); the common case in line, with no array of registrations to make.
     @inline(__always)
     static func retire<Garbage>(_ garbage: consuming Garbage) {
-        let state = shared.state
-        shared.lock.lock()
-        if state.pointee.isIdle(), !state.pointee.hasReaderInside() {
-            shared.lock.unlock()
+        if isQuiescent() {
             _ = consume garbage
             return
         }
+        shared.lock.lock()
         retireLocked(garbage, registrations: [])
+    }
+
+    /// Whether nothing waits to be released and no registered thread is inside a read section, read without
+    /// the threads' lock (a disposal on every request takes no lock of this module's besides the container's).
+    ///
+    /// The registered threads are read while `scanners` counts this scan: a thread that leaves the list (it
+    /// is exiting, and its state is freed with it) or a list that is replaced is freed only once `scanners` is
+    /// 0 after the change, and every load here is seq-cst after the increment, so the scan reads either the
+    /// list after the change or memory that is still allocated. `count` is read before the list's address:
+    /// a list that grows is published before the count that needs it, one that shrinks after the count.
+    @inline(__always)
+    private static func isQuiescent() -> Bool {
+        let words = shared.words
+        guard words.advanced(by: Words.busy).load() == 0 else { return false }
+        let scanners = words.advanced(by: Words.scanners).address
+        stimpak_fetch_add(scanners, 1)
+        let count = Int(words.advanced(by: Words.count).load())
+        let threads = UnsafeMutablePointer<UInt>(bitPattern: words.advanced(by: Words.threads).load())
+        var isInside = false
+        for index in 0..<count {
+            let thread = UnsafeMutablePointer<stimpak_thread_state>(bitPattern: stimpak_load(threads.unsafelyUnwrapped + index))
+            if stimpak_section_load(thread.unsafelyUnwrapped) & 1 == 1 {
+                isInside = true
+                break
+            }
+        }
+        stimpak_fetch_sub(scanners, 1)
+        return !isInside
+    }
+
+    /// Waits until no lock-free scan (``isQuiescent()``) is under way, so that what the last change to the
+    /// list took out of it (a thread's state, an outgrown list) can be freed. Call without the threads' lock.
+    private static func waitForScanners() {
+        let scanners = shared.words.advanced(by: Words.scanners)
+        while scanners.load() != 0 { sched_yield() }
+    }
+
+    /// The words ``isQuiescent()`` reads without the lock, written under it.
+    private enum Words {
+        /// The address of the registered threads' list (their states' addresses).
+        static let threads = 0
+        /// How many threads are registered.
+        static let count = 1
+        /// How many lock-free scans are under way.
+        static let scanners = 2
+        /// 1 while batches are pending or registrations parked: the slow path collects them.
+        static let busy = 3
     }
 
     /// ``retire(_:registrations:)`` past its common case. Call with the threads' lock held; returns with it
@@ -82,6 +129,7 @@ enum Reclamation {
         state.pointee.pending.append(
             Batch(readers: state.pointee.readersInside(), garbage: garbage, registrations: registrations))
         state.pointee.appended += 1
+        state.pointee.publishBusy()
         let isOverLimit = state.pointee.pendingCount() >= pendingLimit
         shared.lock.unlock()
         drop(consume released)
@@ -113,18 +161,25 @@ enum Reclamation {
     /// Registers the counter of a thread that is about to enter its first section.
     static func register(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         let state = shared.state
-        shared.lock.withLock { state.pointee.add(thread) }
+        let outgrown = shared.lock.withLock { state.pointee.add(thread) }
+        if let outgrown {
+            waitForScanners()
+            RawMemory.release(outgrown)
+        }
     }
 
     /// Unregisters the counter of a thread that has left its last section (it is exiting): no batch waits
     /// for it any more.
     static func unregister(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         let state = shared.state
-        let released = shared.lock.withLock {
-            state.pointee.remove(thread)
-            return state.pointee.release(all: false, adding: [])
+        let (released, outgrown) = shared.lock.withLock {
+            let outgrown = state.pointee.remove(thread)
+            return (state.pointee.release(all: false, adding: []), outgrown)
         }
         drop(consume released)
+        // A lock-free scan may still read the thread's state, which is freed as it exits.
+        waitForScanners()
+        if let outgrown { RawMemory.release(outgrown) }
     }
 
     /// Drops what a retire or reclaim took, after unlocking, and counts it dropped: ``reclaimAll()`` returns
@@ -167,12 +222,13 @@ enum Reclamation {
         }
     }
 
-    private struct Shared: ~Copyable, @unchecked Sendable {  // `state` is guarded by `lock`
+    private struct Shared: ~Copyable, @unchecked Sendable {  // `state` is guarded by `lock`; `words` are atomic
         let lock = Lock()
         let state = RawMemory.allocate(State.self, count: 1)
+        let words = AtomicWord.allocate(count: 4)
 
         init() {
-            state.initialize(to: State())
+            state.initialize(to: State(words: words))
         }
     }
 
@@ -185,10 +241,12 @@ enum Reclamation {
 
     /// The registered threads, the pending batches and the parked registrations; guarded by the threads' lock.
     private struct State {
-        /// The registered threads' states, `count` of them at `threads`, which has room for `capacity`.
-        var threads: UnsafeMutablePointer<UnsafeMutablePointer<stimpak_thread_state>>?
+        /// The registered threads' states' addresses, `count` of them at `threads`, which has room for `capacity`;
+        /// written with atomic stores and published in `words` for ``Reclamation/isQuiescent()``.
+        var threads: UnsafeMutablePointer<UInt>?
         var count = 0
         var capacity = 0
+        let words: AtomicWord
         /// Batches oldest first, from `head` on (the ones before it are released).
         var pending: [Batch] = []
         var head = 0
@@ -200,8 +258,18 @@ enum Reclamation {
         /// How many batches and registrations were taken to release and are not yet dropped.
         var dropping = 0
 
-        var buffer: UnsafeBufferPointer<UnsafeMutablePointer<stimpak_thread_state>> {
-            UnsafeBufferPointer(start: threads, count: count)
+        init(words: AtomicWord) {
+            self.words = words
+        }
+
+        /// The registered thread at `index`.
+        func thread(at index: Int) -> UnsafeMutablePointer<stimpak_thread_state> {
+            UnsafeMutablePointer(bitPattern: stimpak_load(threads.unsafelyUnwrapped + index)).unsafelyUnwrapped
+        }
+
+        /// Publishes whether batches are pending or registrations parked. Call after changing either.
+        mutating func publishBusy() {
+            words.advanced(by: Words.busy).store(pending.isEmpty && parked.isEmpty ? 0 : 1)
         }
 
         // Methods are `mutating`, reached through the pointer: a non-mutating one copies the state (retaining its
@@ -216,14 +284,15 @@ enum Reclamation {
         /// Whether a registered thread (this one included) is inside a read section.
         @inline(__always)
         mutating func hasReaderInside() -> Bool {
-            for thread in buffer where stimpak_section_load(thread) & 1 == 1 { return true }
+            for index in 0..<count where stimpak_section_load(thread(at: index)) & 1 == 1 { return true }
             return false
         }
 
         /// The threads inside a read section, with their counters.
         mutating func readersInside() -> [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)] {
             var readers: [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)] = []
-            for thread in buffer {
+            for index in 0..<count {
+                let thread = thread(at: index)
                 let seen = stimpak_section_load(thread)
                 if seen & 1 == 1 { readers.append((thread, seen)) }
             }
@@ -274,44 +343,55 @@ enum Reclamation {
             }
             if candidates.isEmpty {
                 dropping += released.count
+                publishBusy()
                 return released
             }
-            let paths = ResolutionPaths(threads: buffer)
+            let paths = ResolutionPaths(threads: threads, count: count)
             parked = candidates.filter { paths.contain($0) }
             released.registrations = parked.isEmpty ? candidates : candidates.filter { !paths.contain($0) }
             dropping += released.count
+            publishBusy()
             return released
         }
 
-        mutating func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-            if count == capacity { resize(to: Swift.max(16, capacity * 2)) }
-            (threads.unsafelyUnwrapped + count).initialize(to: thread)
+        /// Adds a thread; returns the outgrown list, to free once no scan reads it.
+        mutating func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) -> UnsafeMutablePointer<UInt>? {
+            // A grown list is published before the count that needs it.
+            let outgrown = count == capacity ? resize(to: Swift.max(16, capacity * 2)) : nil
+            stimpak_store(threads.unsafelyUnwrapped + count, UInt(bitPattern: thread))
             count += 1
+            words.advanced(by: Words.count).store(UInt(count))
+            return outgrown
         }
 
-        mutating func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
-            guard let index = buffer.firstIndex(of: thread) else { return }
-            // The last one takes its place: the order does not matter.
+        /// Removes a thread; returns the outgrown list, to free once no scan reads it (nor the thread's state).
+        mutating func remove(_ thread: UnsafeMutablePointer<stimpak_thread_state>) -> UnsafeMutablePointer<UInt>? {
+            guard let index = (0..<count).first(where: { self.thread(at: $0) == thread }) else { return nil }
+            // The last one takes its place (the order does not matter), then the count drops.
             count -= 1
-            threads.unsafelyUnwrapped[index] = threads.unsafelyUnwrapped[count]
+            stimpak_store(threads.unsafelyUnwrapped + index, stimpak_load(threads.unsafelyUnwrapped + count))
+            words.advanced(by: Words.count).store(UInt(count))
             // Threads that came and went cost neither memory nor a later writer's scan.
-            if capacity > 16, count <= capacity / 4 { resize(to: capacity / 2) }
+            let outgrown = capacity > 16 && count <= capacity / 4 ? resize(to: capacity / 2) : nil
             // Its state is freed as it exits: no batch reads it again (and it is outside every section).
             for batchIndex in head..<pending.count {
                 for reader in pending[batchIndex].readers.indices where pending[batchIndex].readers[reader].thread == thread {
                     pending[batchIndex].readers[reader].thread = nil
                 }
             }
+            return outgrown
         }
 
-        private mutating func resize(to newCapacity: Int) {
-            let states = RawMemory.allocate(UnsafeMutablePointer<stimpak_thread_state>.self, count: newCapacity)
-            if let old = threads {
-                states.moveInitialize(from: old, count: count)
-                RawMemory.release(old)
-            }
-            threads = states
+        /// Moves the list to one with room for `newCapacity` and publishes it; returns the old one, which a
+        /// scan may still read.
+        private mutating func resize(to newCapacity: Int) -> UnsafeMutablePointer<UInt>? {
+            let moved = RawMemory.allocate(UInt.self, count: newCapacity)
+            for index in 0..<count { stimpak_store(moved + index, stimpak_load(threads.unsafelyUnwrapped + index)) }
+            let old = threads
+            threads = moved
             capacity = newCapacity
+            words.advanced(by: Words.threads).store(UInt(bitPattern: moved))
+            return old
         }
     }
 }
@@ -319,11 +399,15 @@ enum Reclamation {
 /// Every registered thread's resolution path, searched with the threads' lock held so that none exits
 /// meanwhile.
 struct ResolutionPaths {
-    fileprivate let threads: UnsafeBufferPointer<UnsafeMutablePointer<stimpak_thread_state>>
+    fileprivate let threads: UnsafeMutablePointer<UInt>?
+    fileprivate let count: Int
 
     /// Whether `object` is on some thread's path: the thread is making it or running its factory.
     func contain(_ object: AnyObject) -> Bool {
         let pointer = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        return threads.contains { stimpak_path_contains($0, pointer) != 0 }
+        return (0..<count).contains { index in
+            let thread = UnsafeMutablePointer<stimpak_thread_state>(bitPattern: stimpak_load(threads.unsafelyUnwrapped + index))
+            return stimpak_path_contains(thread.unsafelyUnwrapped, pointer) != 0
+        }
     }
 }
