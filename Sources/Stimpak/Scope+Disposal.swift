@@ -159,6 +159,7 @@ extension Scope {
                 if let cache = entry.registration?.takeRootCache() { detached.objects.append(cache) }
             }
         }
+        collectTrackedInstances(of: subtree)
         // A disposal with no hook to run and none to wait for orders nothing: the parent does not count it.
         guard !detached.records.isEmpty || running > 0 else {
             registry.lock.unlock()
@@ -229,6 +230,18 @@ extension Scope {
         }
         children = ChildTable()
         nextInBucket = nil
+    }
+
+    /// Makes this disposed scope's leak check (``survivors``) cover the scopes below it: the instances that
+    /// `subtree` (deepest first, this scope last) tracked join its own, and, while its parent is open, its own
+    /// join the parent's, since the children table forgets a disposed scope. Weak references only: no
+    /// instance is released here. Call with the lock held, while tracking is on (nothing is tracked otherwise).
+    private func collectTrackedInstances(of subtree: [Scope]) {
+        for scope in subtree where scope !== self && !scope.tracked.isEmpty {
+            tracked.append(contentsOf: scope.tracked)
+        }
+        guard registry.tracksInstances, !tracked.isEmpty, let parent, !parent.isDisposedValue else { return }
+        parent.tracked.append(contentsOf: tracked)
     }
 
     /// Every scope of this subtree, each after all its descendants. Iterative, so depth costs no stack.
