@@ -58,7 +58,12 @@ extension Container {
     /// every resolve takes the container's lock (so that none goes unseen): observing costs what it sees.
     public var observer: (any ResolutionObserver)? {
         get { registry.lock.withLock { registry.observer } }
-        set { registry.setObserving { registry.observer = newValue } }
+        set {
+            var replaced = newValue
+            registry.setObserving { swap(&replaced, &registry.observer) }
+            // Released with the lock released: its deinit may resolve.
+            withExtendedLifetime(replaced) {}
+        }
     }
 
     /// Whether resolutions record who resolved what, for ``dependencyGraph()``'s observed edges. Off by
@@ -101,9 +106,12 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?,
         resolve: () throws(ResolutionError) -> Service
     ) throws(ResolutionError) -> Service {
+        let context = ResolutionContext.current
+        // Resolved by an observer's callback: not observed, so that the observer does not recurse.
+        guard !context.isNotifying else { return try resolve() }
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         // Who resolves it: the factory running on this thread, or else the async factory of this task.
-        let parent = ResolutionContext.current.innermostKey ?? AsyncNode.current?.registration.serviceKey
+        let parent = context.innermostKey ?? AsyncNode.current?.registration.serviceKey
         let observer = registry.lock.withLock { () -> (any ResolutionObserver)? in
             if registry.recordsDependencies, let parent {
                 registry.observedEdges.insert(DependencyGraph.Edge(from: parent, to: requested))
@@ -114,12 +122,14 @@ extension Scope {
         let start = Registry.now()
         do {
             let instance = try resolve()
-            observer.resolved(ResolutionEvent(service: requested, scopeKey: self.key, duration: Registry.now() - start, error: nil))
+            let event = ResolutionEvent(service: requested, scopeKey: self.key, duration: Registry.now() - start, error: nil)
+            context.notify { observer.resolved(event) }
             return instance
         } catch {
             // An async resolve goes on and awaits it: not a failure yet.
             if !(error.code == .requiresAwait && error.isAwaitableHere) {
-                observer.resolved(ResolutionEvent(service: requested, scopeKey: self.key, duration: Registry.now() - start, error: error))
+                let event = ResolutionEvent(service: requested, scopeKey: self.key, duration: Registry.now() - start, error: error)
+                context.notify { observer.resolved(event) }
             }
             throw error
         }
@@ -128,15 +138,40 @@ extension Scope {
     /// Tells the observer, if any, that a factory made an instance of `service` in `start`…now. Called only
     /// when the observed word is set.
     func reportCreation(_ service: ServiceKey, since start: UInt64) {
-        guard let observer = registry.lock.withLock({ registry.observer }) else { return }
-        observer.created(ResolutionEvent(service: service, scopeKey: key, duration: Registry.now() - start, error: nil))
+        let context = ResolutionContext.current
+        guard !context.isNotifying, let observer = registry.lock.withLock({ registry.observer }) else { return }
+        let event = ResolutionEvent(service: service, scopeKey: key, duration: Registry.now() - start, error: nil)
+        context.notify { observer.created(event) }
+    }
+
+    /// The `await` resolve of `requested`, which `resolve` makes or awaits, told to the observer once it
+    /// returns or throws (a cancelled one is not: it has no ``ResolutionError``). Call with the lock held (it
+    /// reads the observer); `resolve` releases it.
+    func resolveAwaitingObserved<Service>(
+        _ requested: ServiceKey, resolve: () async throws -> Service
+    ) async throws -> Service {
+        guard let observer = registry.observer else { return try await resolve() }
+        let start = Registry.now()
+        do {
+            let instance = try await resolve()
+            let event = ResolutionEvent(service: requested, scopeKey: key, duration: Registry.now() - start, error: nil)
+            ResolutionContext.current.notify { observer.resolved(event) }
+            return instance
+        } catch let error as ResolutionError {
+            let event = ResolutionEvent(service: requested, scopeKey: key, duration: Registry.now() - start, error: error)
+            ResolutionContext.current.notify { observer.resolved(event) }
+            throw error
+        }
     }
 
     /// Tells the observer, if any, of each disposal that `dispose()` ran. Called only when the observed
     /// word is set.
     func reportDisposals(_ disposed: [(ServiceKey, (any Error)?)]) {
-        guard let observer = registry.lock.withLock({ registry.observer }) else { return }
-        for (service, error) in disposed { observer.disposed(DisposalEvent(service: service, scopeKey: key, error: error)) }
+        let context = ResolutionContext.current
+        guard !context.isNotifying, let observer = registry.lock.withLock({ registry.observer }) else { return }
+        context.notify {
+            for (service, error) in disposed { observer.disposed(DisposalEvent(service: service, scopeKey: key, error: error)) }
+        }
     }
 }
 

@@ -79,7 +79,13 @@ extension Container {
     /// The container is held until it is replaced or set to nil.
     public static var `default`: Container? {
         get { DefaultContainer.lock.withLock { DefaultContainer.container } }
-        set { DefaultContainer.lock.withLock { DefaultContainer.container = newValue } }
+        set {
+            var replaced = newValue
+            DefaultContainer.lock.withLock { swap(&replaced, &DefaultContainer.container) }
+            // Released with the lock released: releasing a container disposes it, and a hook or deinit may
+            // read the default.
+            withExtendedLifetime(replaced) {}
+        }
     }
 }
 

@@ -1,3 +1,5 @@
+import CStimpakAtomics
+
 /// The `async` resolve path: what an `await scope.require(…)` does once the synchronous path (cached
 /// instances, synchronous factories) has said that the service's factory is `async`. See ARCHITECTURE.md.
 extension Scope {
@@ -45,9 +47,16 @@ extension Scope {
     /// The synchronous resolve, specialized in the caller but kept out of line: inlined whole (with a
     /// transient's factory call), it made an `async` resolve too large for the optimizer to inline into its
     /// caller, which then paid an async frame per resolve (four times the synchronous resolve in time).
+    ///
+    /// It serves an `await` (the thread state's `serves_await`, read only where a resolve would wait for another
+    /// thread's creation, see ``ResolutionContext/servesAwait``): such a wait is handed back as an awaitable
+    /// `requiresAwait`, and the task suspends on it in ``resolveAwaiting(_:_:key:)`` instead of blocking.
     @inlinable @inline(never)
     func resolveInstanceNotInlined<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
-        try resolveInstance(Service.self, arguments)
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        return try resolveInstance(Service.self, arguments)
     }
 
     /// The same with a key, for the same reason.
@@ -55,7 +64,10 @@ extension Scope {
     func resolveInstanceNotInlined<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
-        try resolveInstance(Service.self, arguments, key: key)
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        return try resolveInstance(Service.self, arguments, key: key)
     }
 
     /// The same with a key of a concrete type.
@@ -63,25 +75,90 @@ extension Scope {
     func resolveInstanceNotInlined<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
     ) throws(ResolutionError) -> Service {
-        try resolveInstance(Service.self, arguments, typedKey: key)
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        return try resolveInstance(Service.self, arguments, typedKey: key)
     }
 
-    /// The locked lookup for an `async` resolve, then the registration's creation, awaited.
+    /// The locked lookup for an `async` resolve, then the registration's creation, awaited. A synchronous
+    /// registration comes here when another thread is making its instance: the task suspends until that
+    /// creation finishes, then resolves it as the synchronous path does.
     @usableFromInline
     func resolveAwaiting<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) async throws -> Service {
-        switch try lockAndFind(Service.self, arguments, key: key) {
-        case .resolved(let value):
-            return value
-        case .registration(let resolver, let registeredIn, let localsIndex):
-            guard let factory = resolver.asyncFactory else {
-                // Replaced by a synchronous registration since the synchronous path looked.
-                registry.lock.unlock()
-                return try resolveInstance(Service.self, arguments, key: key)
+        while true {
+            switch try lockAndFind(Service.self, arguments, key: key) {
+            case .resolved(let value):
+                return value
+            case .registration(let resolver, let registeredIn, let localsIndex):
+                if let factory = resolver.asyncFactory {
+                    guard registry.observedWord.loadRelaxed() != 0 else {
+                        return try await resolveRegistered(
+                            resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+                    }
+                    // The synchronous attempt left this resolve to the observer of the `await`.
+                    return try await resolveAwaitingObserved(ServiceKey(service: Service.self, arguments: Args.self, key: key)) {
+                        try await resolveRegistered(
+                            resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+                    }
+                }
+                if let flight = try synchronousCreation(
+                    of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex) {
+                    try await awaitCreation(flight, requested: resolver.serviceKey, node: AsyncNode.current)
+                    continue
+                }
+                do throws(ResolutionError) {
+                    return try resolveInstanceNotInlined(Service.self, arguments, key: key)
+                } catch {
+                    // Another thread started making it meanwhile: await that creation.
+                    guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+                }
             }
-            return try await resolveRegistered(
-                resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+        }
+    }
+
+    /// The creation of `resolver`'s instance for `arguments` that another thread runs synchronously, if any, for
+    /// an `await` resolve to suspend on. Call with the lock held; returns with it released.
+    private func synchronousCreation<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope?, localsIndex: Int
+    ) throws(ResolutionError) -> InFlight? {
+        switch resolver.reuse.kind {
+        case .transient, .graph:
+            registry.lock.unlock()
+            return nil
+        case .singleton, .weak, .inScope, .scopedTo:
+            break
+        }
+        let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
+        // A scope's table entry that another thread marks becomes a slot being made by that thread.
+        let slot = try cachePlace(
+            of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex).slot
+        let flight: InFlight?
+        switch slot.state {
+        case .creating, .initializing:
+            flight = slot.flight(of: resolver)
+        case .empty, .created, .creatingAsync:
+            flight = nil
+        }
+        registry.lock.unlock()
+        return flight
+    }
+
+    /// Suspends until another thread's synchronous creation finishes (no thread blocks), the task is cancelled or
+    /// the container's ``WaitLimit`` passes; throws the error the creation failed with. Call without the lock.
+    private func awaitCreation(_ flight: InFlight, requested: ServiceKey, node: AsyncNode?) async throws {
+        let limit = registry.waitLimit
+        switch await flight.tasks.wait(limit: limit) {
+        case .finished:
+            if let failure = flight.finishedFailure { throw failure }
+        case .cancelled:
+            throw CancellationError()
+        case .timedOut:
+            var error = AsyncNode.pathError(.waitTimedOut, requested, node: node)
+            error.waitLimit = limit
+            throw error
         }
     }
 
@@ -119,20 +196,17 @@ extension Scope {
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
             registry.lock.unlock()
-            // One per outermost async resolve: kept on the chain of factories that is running.
-            if let box = node?.graph.instance(for: resolver.index) {
-                return resolver.instance(in: box)
-            }
-            // A `.graph` instance is never disposed, nor are its layers.
-            var layers: [InstanceDisposal]?
-            let instance = try await make(
-                resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators, layers: &layers)
-            if let node {
-                let kept = node.graph.keep(resolver.cached(instance), for: resolver.index)
-                let instance = resolver.instance(in: kept)
+            guard let node else {
+                // Resolved outermost: the graph begins with its factory's chain.
+                // A `.graph` instance is never disposed, nor are its layers.
+                var layers: [InstanceDisposal]?
+                let instance = try await make(
+                    resolver, factory, arguments, in: self, creation: nil, node: nil, decorators: decorators,
+                    layers: &layers)
                 if let onResolved { try runCallback(onResolved, resolver, self, instance) }
                 return instance
             }
+            let instance = try await graphInstance(of: resolver, factory, arguments, node: node, decorators: decorators)
             if let onResolved { try runCallback(onResolved, resolver, self, instance) }
             return instance
         case .singleton, .weak, .inScope, .scopedTo:
@@ -140,6 +214,56 @@ extension Scope {
             let place = try cachePlace(
                 of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex)
             return try await resolve(place, of: resolver, factory, arguments, node: node)
+        }
+    }
+
+    /// The `.graph` instance of the outermost async resolve that `node`'s chain belongs to, made once for the
+    /// whole chain and its child tasks: the first task makes it, the others await that creation (a cycle, as
+    /// for a reused instance, when the waiting chain makes it). Call without the lock.
+    private func graphInstance<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, node: AsyncNode, decorators: [Decorator<Service>]?
+    ) async throws -> Service {
+        while true {
+            switch node.graph.claim(resolver.index, resolver.serviceKey) {
+            case .made(let box):
+                // Kept by index, which names this registration, whose service type is `Service`.
+                return resolver.instance(in: box)
+            case .claimed(let creation):
+                let instance: Service
+                var layers: [InstanceDisposal]?
+                do {
+                    instance = try await make(
+                        resolver, factory, arguments, in: self, creation: creation, node: node, decorators: decorators,
+                        layers: &layers)
+                } catch {
+                    let waiters = registry.lock.withLock { creation.finish(failing: error is CancellationError ? nil : error) }
+                    node.graph.settle(resolver.index, nil)
+                    waiters?.finish()
+                    throw error
+                }
+                node.graph.settle(resolver.index, resolver.cached(instance))
+                registry.lock.withLock { creation.finish(failing: nil) }?.finish()
+                return instance
+            case .making(let creation):
+                if node.isMaking(creation) || !AsyncCreation.startWaiting(for: creation, from: node) {
+                    throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
+                }
+                let limit = registry.waitLimit
+                // Nil when the creation finished meanwhile: claim again.
+                let waiters = registry.lock.withLock { creation.waiters() }
+                let outcome = await waiters?.wait(limit: limit) ?? .finished
+                AsyncCreation.stopWaiting(from: node)
+                switch outcome {
+                case .finished:
+                    // Made, or failed with an error the waiters share; a creator's cancellation: claim it again.
+                    if let failure = registry.lock.withLock({ creation.failure }) { throw failure }
+                case .cancelled:
+                    throw CancellationError()
+                case .timedOut:
+                    throw creation.timedOut(requested: resolver.serviceKey, node: node, limit: limit)
+                }
+            }
         }
     }
 
@@ -178,10 +302,11 @@ extension Scope {
                     registry.lock.unlock()
                     throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
                 }
+                // Unfinished while the slot holds it (nil only for one that finished: nothing to wait for).
                 let waiters = creation.waiters()
                 registry.lock.unlock()
                 let limit = registry.waitLimit
-                let outcome = await waiters.wait(limit: limit)
+                let outcome = await waiters?.wait(limit: limit) ?? .finished
                 AsyncCreation.stopWaiting(from: node)
                 switch outcome {
                 case .finished:
@@ -199,12 +324,11 @@ extension Scope {
                     throw failure
                 }
             case .creating, .initializing:
-                // A synchronous creation on some thread: not made for an async registration, but served.
+                // A synchronous creation on some thread (a main-actor registration's, made on the main actor):
+                // awaited, no thread blocked.
                 let flight = slot.flight(of: resolver)
                 registry.lock.unlock()
-                if let flight {
-                    try ResolutionContext.current.wait(for: flight, requested: resolver.serviceKey, limit: registry.waitLimit)
-                }
+                if let flight { try await awaitCreation(flight, requested: resolver.serviceKey, node: node) }
                 registry.lock.lock()
             case .empty:
                 let creation = AsyncCreation(serviceKey: resolver.serviceKey)
@@ -395,22 +519,51 @@ final class AsyncNode: Sendable {
     }
 }
 
-/// The `.graph` instances of one outermost async resolve, by registration index.
-final class AsyncGraph: @unchecked Sendable {  // `instances` is guarded by `lock`
-    private let lock = Lock()
-    private var instances: [Int: AnyObject] = [:]
-
-    func instance(for index: Int) -> AnyObject? {
-        lock.withLock { instances[index] }
+/// The `.graph` instances of one outermost async resolve, by registration index: made, or being made by one
+/// task of the chain, which the others await.
+final class AsyncGraph: @unchecked Sendable {  // `entries` is guarded by `lock`
+    enum Claim {
+        /// Made: the cached instance (see ``CachedInstance``).
+        case made(AnyObject)
+        /// Being made by another task: await the creation.
+        case making(AsyncCreation)
+        /// Yours to make: settle it with ``settle(_:_:)``, then finish the creation's waiters.
+        case claimed(AsyncCreation)
     }
 
-    /// Keeps `box` unless a child task kept one first; returns the one kept.
-    func keep(_ box: AnyObject, for index: Int) -> AnyObject {
+    private enum Entry {
+        case made(AnyObject)
+        case making(AsyncCreation)
+    }
+
+    private let lock = Lock()
+    private var entries: [Int: Entry] = [:]
+
+    /// The instance of the registration with `index`, the creation to await, or a new creation for the caller.
+    func claim(_ index: Int, _ serviceKey: ServiceKey) -> Claim {
         lock.withLock {
-            if let kept = instances[index] { return kept }
-            instances[index] = box
-            return box
+            switch entries[index] {
+            case .made(let box)?:
+                return .made(box)
+            case .making(let creation)?:
+                return .making(creation)
+            case nil:
+                let creation = AsyncCreation(serviceKey: serviceKey)
+                entries[index] = .making(creation)
+                return .claimed(creation)
+            }
         }
+    }
+
+    /// Ends a claimed creation: keeps `box` for the rest of the resolve, or, nil when it failed, forgets it
+    /// (a task that claims it next makes it).
+    func settle(_ index: Int, _ box: AnyObject?) {
+        // The creation is released after unlocking, like everything this lock guards.
+        let ended: Entry? = lock.withLock {
+            defer { entries[index] = box.map { .made($0) } }
+            return entries[index]
+        }
+        withExtendedLifetime(ended) {}
     }
 }
 
@@ -424,6 +577,9 @@ final class AsyncCreation: @unchecked Sendable {
     /// The tasks awaiting the creation, made by the first of them: most creations have none, and the object and
     /// its lock are two allocations.
     private var suspended: SuspendedTasks?
+    /// Whether the creation has finished: a task that finds it by another way than its slot (a `.graph`
+    /// chain's claim) then waits for nothing.
+    private var isFinished = false
     /// The instance, while its `resolved` callback runs on `callbackContext`'s thread.
     var box: AnyObject?
     var callbackContext: ResolutionContext?
@@ -440,9 +596,10 @@ final class AsyncCreation: @unchecked Sendable {
         self.serviceKey = serviceKey
     }
 
-    /// The tasks awaiting the creation, for one more to join. Call with the lock held, while the creation is
-    /// the slot's: its creator takes them when it ends.
-    func waiters() -> SuspendedTasks {
+    /// The tasks awaiting the creation, for one more to join, or nil when it has finished. Call with the lock
+    /// held: its creator takes them when it finishes.
+    func waiters() -> SuspendedTasks? {
+        if isFinished { return nil }
         if let suspended { return suspended }
         let made = SuspendedTasks()
         suspended = made
@@ -455,6 +612,7 @@ final class AsyncCreation: @unchecked Sendable {
         self.failure = failure
         box = nil
         callbackContext = nil
+        isFinished = true
         return suspended.take()
     }
 

@@ -171,6 +171,8 @@ extension Scope {
             running = 0
             for scope in subtreeDeepestFirst() {
                 scope.detach(into: &detached)
+                // This scope's leak check (``survivors``) covers the scopes below it.
+                if scope !== self, !scope.tracked.isEmpty { tracked.append(contentsOf: scope.tracked) }
                 if scope.runningChildDisposals > 0 {
                     running += scope.runningChildDisposals
                     waitingScopes = (waitingScopes ?? []) + [scope]
@@ -182,6 +184,7 @@ extension Scope {
                 if let cache = entry.registration?.takeRootCache() { detached.objects.append(cache) }
             }
         }
+        if !tracked.isEmpty { shareTrackedInstancesWithParent() }
         // A disposal with no hook to run and none to wait for orders nothing: the parent does not count it.
         guard !detached.records.isEmpty || running > 0 else {
             registry.lock.unlock()
@@ -239,6 +242,21 @@ extension Scope {
         }
         children = ChildTable()
         nextInBucket = nil
+    }
+
+    /// Makes the open parent's leak check (``survivors``) cover this disposed scope's instances too, since the
+    /// children table forgets a disposed scope. Weak references only; the parent's list drops those whose
+    /// instance is gone each time it doubles, so a long-lived parent of many request scopes keeps only what
+    /// is alive. Call with the lock held.
+    private func shareTrackedInstancesWithParent() {
+        guard registry.tracksInstances, let parent, !parent.isDisposedValue else { return }
+        let before = parent.tracked.count
+        parent.tracked.append(contentsOf: tracked)
+        // When the list's length passes a power of two (64 or more): amortized, a constant per entry.
+        let after = parent.tracked.count
+        if after >= 64, before.leadingZeroBitCount != after.leadingZeroBitCount {
+            parent.tracked.removeAll { $0.instance == nil }
+        }
     }
 
     /// Every scope of this subtree, each after all its descendants. Iterative, so depth costs no stack.

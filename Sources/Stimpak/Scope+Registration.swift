@@ -33,12 +33,11 @@ extension Scope {
         // whatever it resolves from there lives at least as long.
         resolver.allowsCaptiveDependencies = true
         let serviceKey = resolver.serviceKey
-        var replaced: (any Registration)?
         guard !isDisposedValue else {
             registry.lock.unlock()
             return resolver
         }
-        if case .registration(let existing)? = locals[serviceKey] {
+        if case .registration? = locals[serviceKey] {
             do {
                 guard try policy.resolveConflict(serviceKey) else {
                     registry.lock.unlock()
@@ -48,17 +47,18 @@ extension Scope {
                 registry.lock.unlock()
                 throw error
             }
-            replaced = existing
         }
-        locals[serviceKey] = .registration(resolver)
+        // The registration or `provide`d value it replaces.
+        let replaced = locals.updateValue(.registration(resolver), forKey: serviceKey)
         let (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true)
         // What this scope and those below published for the key came from above, or from the replaced one.
         unpublishHereAndBelow(index: index)
         registry.lock.unlock()
         Registry.release(retiredTable: retired)
-        // Released outside the lock: its factory may capture anything. A thread resolving it holds its own
-        // reference, and no lock-free structure holds it unretained (its key's route is `.provided`).
-        _ = consume replaced
+        // Released outside the lock: a factory or a value may hold anything. A thread resolving it holds its own
+        // reference, and no lock-free structure holds it unretained (its key's route is `.provided`; a published
+        // value stays in the scope's table until disposal).
+        withExtendedLifetime(replaced) {}
         return resolver
     }
 

@@ -855,7 +855,7 @@ extension Scope {
                 throw context.pathError(.dependencyCycle, resolver)
             }
             registry.lock.unlock()
-            let match = entries[searched...].first { isEqual($0.arguments, arguments) }
+            let match = ResolutionContext.runningUserCode { entries[searched...].first { isEqual($0.arguments, arguments) } }
             context.endComparing()
             registry.lock.lock()
             if let match { return match.slot }
@@ -928,6 +928,8 @@ extension Scope {
                 let flight = slot.flight(of: resolver)
                 registry.lock.unlock()
                 if let flight {
+                    // An `await` resolve's attempt: its task suspends on the flight instead (`resolveAwaiting`).
+                    if ResolutionContext.servesAwait { throw requiresAwait(resolver) }
                     try ResolutionContext.current.wait(
                         for: flight, requested: resolver.serviceKey, limit: registry.waitLimit)
                 }

@@ -238,14 +238,17 @@ public final class Scope: Resolving, @unchecked Sendable {
     ///   - key: The key it resolves under, or nil.
     public func provide<Service: Sendable>(_ value: Service, as type: Service.Type = Service.self, key: AnyHashable? = nil) {
         let serviceKey = ServiceKey(service: Service.self, key: key)
-        let retired: LookupTable? = registry.lock.withLock {
-            guard !isDisposedValue else { return nil }
-            locals[serviceKey] = .value(value)
+        let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock {
+            guard !isDisposedValue else { return (nil, nil) }
+            let replaced = locals.updateValue(.value(value), forKey: serviceKey)
             let (index, retired) = registry.markScopeLocal(serviceKey)
             publishProvided(value, index: index)
-            return retired
+            return (retired, replaced)
         }
         Registry.release(retiredTable: retired)
+        // The value or registration it replaces is released with the lock released: a deinit may resolve. No
+        // lock-free reader holds it unretained (a published value stays in the scope's table until disposal).
+        withExtendedLifetime(replaced) {}
     }
 
     /// Publishes this child scope's own `provide`d value for the lock-free path, and unpublishes what the

@@ -82,6 +82,10 @@ public final class Definitions: @unchecked Sendable {  // `state` is guarded by 
     private let environment: [String: String]
 
     private let lock = NSLock()
+    /// Taken by `load` for a whole file, around `lock`: files register in the order they load, while `lock` is
+    /// released during their registration (a registration a file replaces is released then, and what its
+    /// factory held may resolve, which reads the namespace).
+    private let loadLock = NSLock()
     private var parameters: [String: (value: ConfigurationValue, file: String)] = [:]
     private var services: [String: Record] = [:]
     private var extensions: [String: [@Sendable (Any, DefinitionContext) throws -> Any]] = [:]
@@ -148,25 +152,41 @@ public final class Definitions: @unchecked Sendable {  // `state` is guarded by 
     /// - Throws: ``ConfigurationError``; nothing of the file is kept.
     public func load(_ data: Data, name: String, format: Format = .automatic) throws {
         let parsed = try DefinitionFile.parse(data, name: name, format: format, environment: environment, types: types)
+        loadLock.lock()
+        defer { loadLock.unlock() }
         lock.lock()
-        defer { lock.unlock() }
         // Checked before anything changes: a file is taken whole or not at all.
         for (parameter, _) in parsed.parameters where services[parameter] != nil || parsed.services[parameter] != nil {
+            lock.unlock()
             throw ConfigurationError(
                 .duplicateName, file: name, path: "parameters.\(parameter)",
                 detail: "\(parameter) is both a parameter and a service")
         }
         for (service, _) in parsed.services where parameters[service] != nil {
+            let file = parameters[service]?.file ?? ""
+            lock.unlock()
             throw ConfigurationError(
                 .duplicateName, file: name, path: "services.\(service)",
-                detail: "\(service) is both a parameter (from \(parameters[service]!.file)) and a service")
+                detail: "\(service) is both a parameter (from \(file)) and a service")
         }
         for (parameter, value) in parsed.parameters { parameters[parameter] = (value, name) }
-        for (_, definition) in parsed.services.sorted(by: { $0.key < $1.key }) { define(definition) }
+        let definitions = parsed.services.sorted(by: { $0.key < $1.key }).map(\.value)
+        for definition in definitions { record(definition) }
+        lock.unlock()
+        for definition in definitions { register(definition) }
     }
 
-    /// Registers `definition` in the container and the namespace. Call with the lock held.
-    private func define(_ definition: ServiceDefinition) {
+    /// Records `definition` in the namespace. Call with the lock held.
+    private func record(_ definition: ServiceDefinition) {
+        // The parser checked that the type is declared.
+        let entry = types.entries[definition.typeName]!
+        let key = definition.key
+        services[definition.name] = Record(definition: definition) { scope in try entry.resolve(scope, key) }
+    }
+
+    /// Registers `definition` in the container. Call without the lock: the registration it replaces is
+    /// released here, and what that held may resolve.
+    private func register(_ definition: ServiceDefinition) {
         // The parser checked that the type is declared.
         let entry = types.entries[definition.typeName]!
         entry.register(container, definition.key, definition.reuse) { [unowned self] scope in
@@ -176,8 +196,6 @@ public final class Definitions: @unchecked Sendable {  // `state` is guarded by 
             let instance = try entry.make(arguments)
             return try self.extended(definition.name, instance, in: scope)
         }
-        let key = definition.key
-        services[definition.name] = Record(definition: definition) { scope in try entry.resolve(scope, key) }
     }
 
     // MARK: Providers and code

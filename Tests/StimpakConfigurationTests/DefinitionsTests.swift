@@ -22,6 +22,33 @@ import Testing
                 "a registration of the container, by type and key")
     }
 
+    /// Reads a parameter of its definitions when it is released.
+    final class ReadsParameter: @unchecked Sendable {
+        weak var definitions: Definitions?
+        init(_ definitions: Definitions) { self.definitions = definitions }
+        deinit { _ = try? definitions?.get("debug_output", as: Bool.self) }
+    }
+
+    @Test("a file that replaces a service defined in code releases it with no lock held: its deinit may read")
+    func loadReleasesTheReplacedOutsideLocks() throws {
+        let definitions = Definitions(types: readmeTypes)
+        try definitions.load(Data(doseReadmePlist.utf8), name: "README.plist")
+        func define(holding held: ReadsParameter) {
+            definitions.register("dose.service1", as: Service1.self) { context in
+                withExtendedLifetime(held) {}
+                return try context.get("dose.service1", as: Service1.self)
+            }
+        }
+        define(holding: ReadsParameter(definitions))
+        let returned = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? definitions.load(Data(doseReadmePlist.utf8), name: "again.plist")
+            Container.reclaim()
+            returned.signal()
+        }
+        #expect(returned.wait(timeout: .now() + 10) == .success, "no deadlock")
+    }
+
     func doseKernel() throws -> Definitions {
         let definitions = Definitions(types: doseTypes)
         try definitions.load(Data(doseTestsPlist.utf8), name: "services.plist")

@@ -207,6 +207,62 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(attempts.value == 2, "the next resolve tries again, once")
     }
 
+    @Test("await resolves of an instance a plain thread is making suspend: their threads run other work meanwhile")
+    func awaitingASynchronousCreationBlocksNoThread() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
+        // Two threads, as the cooperative pool of a two-core machine: two blocked waiters would stop all its work.
+        let executor = ThreadPoolExecutor(threads: 2)
+        defer { executor.stop() }
+        let container = Container(waitLimit: .seconds(30))
+        let made = Counter()
+        let entered = Signal()
+        let finish = Signal()
+        container.register(Foo.self, reuse: .singleton) { () -> Foo in
+            made.increment()
+            entered.fire()
+            finish.wait(seconds: 30)
+            return Foo()
+        }
+        let created = Shared<Foo?>(nil)
+        detach { created.value = try? container.require(Foo.self) }
+        #expect(entered.wait())
+        let waiters = (0..<8).map { _ in
+            Task(executorPreference: executor) { try await container.require(Foo.self) }
+        }
+        let unrelated = Task(executorPreference: executor) { 42 }
+        let ran = await value(of: unrelated, within: 5)
+        finish.fire()
+        #expect(ran == 42, "the executor's threads are free while the resolves wait")
+        var instances: [Foo] = []
+        for waiter in waiters { instances.append(try await waiter.value) }
+        #expect(made.value == 1)
+        #expect(instances.allSatisfy { $0 === instances[0] })
+        #expect(try await container.require(Foo.self) === instances[0])
+    }
+
+    @Test("an async .graph service resolved by child tasks of one outermost resolve is made once for them all")
+    func graphSharedByChildTasks() async throws {
+        let container = Container()
+        let made = Counter()
+        container.register(Foo.self, reuse: .graph) { () async throws -> Foo in
+            made.increment()
+            try await Task.sleep(nanoseconds: 2_000_000)   // the other children arrive meanwhile
+            return Foo()
+        }
+        let shared = Counter()
+        container.register(Person.self) { (scope: Scope) async throws -> Person in
+            let foos = try await withThrowingTaskGroup(of: Foo.self) { group in
+                for _ in 0..<4 { group.addTask { try await scope.require(Foo.self) } }
+                return try await group.reduce(into: [Foo]()) { $0.append($1) }
+            }
+            if foos.allSatisfy({ $0 === foos[0] }) { shared.increment() }
+            return Person("graph", "children")
+        }
+        for _ in 0..<50 { _ = try await container.require(Person.self) }
+        #expect(made.value == 50, "one per outermost resolve")
+        #expect(shared.value == 50)
+    }
+
     @Test("a cancelled creator's CancellationError reaches it; the next resolver makes the instance")
     func cancelledCreatorRetries() async throws {
         let container = Container()

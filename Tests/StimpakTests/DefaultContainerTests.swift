@@ -42,4 +42,33 @@ import Stimpak
             _ = GreetingValue()
         }
     }
+
+    @Test("replacing the default container releases the old one with no lock held: a deinit may read the default")
+    func replacingTheDefaultReleasesOutsideItsLock() {
+        final class ReadsDefault: @unchecked Sendable {
+            let released: Signal
+            init(_ released: Signal) { self.released = released }
+            deinit {
+                _ = Container.default
+                released.fire()
+            }
+        }
+        @Sendable func container(holding held: ReadsDefault) -> Container {
+            let container = Container()
+            container.root.provide(held)
+            return container
+        }
+        let previous = Container.default
+        let released = Signal()
+        let returned = returnsPromptly {
+            Container.default = container(holding: ReadsDefault(released))
+            Container.default = Container()
+        }
+        #expect(returned, "no deadlock")
+        // A deadlocked release holds what `reclaim()` would wait for.
+        guard returned else { return }
+        Container.reclaim()
+        #expect(released.wait())
+        Container.default = previous
+    }
 }

@@ -250,6 +250,90 @@ import Stimpak
         try clean.requireNoSurvivors()
     }
 
+    @Test("the leak check of a disposed scope names the instances the scopes below it cached, open or disposed")
+    func leakCheckBelow() throws {
+        let container = Container()
+        container.tracksInstances = true
+        container.register(Session.self, reuse: .inScope) { Session() }
+        let request = container.openScope("request")
+        let leakedByChild = try request.openScope("child").require(Session.self)
+        let disposedChild = request.openScope("disposed child")
+        let leakedByDisposedChild = try disposedChild.require(Session.self)
+        disposedChild.dispose()
+        request.dispose()
+        let error = try #require(throws: SurvivorReport.self) { try request.requireNoSurvivors() }
+        #expect(error.survivors.map(\.service) == [ServiceKey(service: Session.self), ServiceKey(service: Session.self)])
+        withExtendedLifetime((leakedByChild, leakedByDisposedChild)) {}
+        let clean = container.openScope("clean")
+        _ = try clean.openScope("child").require(Session.self)
+        clean.dispose()
+        try clean.requireNoSurvivors()
+    }
+
+    /// Resolves from the container it observes, in every callback: the resolves it makes are not observed again.
+    final class ResolvingObserver: ResolutionObserver, @unchecked Sendable {  // `depth` and `reentered` are guarded by `lock`
+        weak var container: Container?
+        private let lock = TestLock()
+        private var depth = 0
+        private(set) var reentered = 0
+        private(set) var events = 0
+
+        /// Runs `body` unless the observer is already that deep in itself: a bound, so that a failing
+        /// container recurses a few times instead of overflowing the stack.
+        private func nested(_ body: () -> Void) {
+            let entered: Bool = lock.withLock {
+                events += 1
+                depth += 1
+                if depth > 1 { reentered += 1 }
+                return depth <= 3
+            }
+            if entered { body() }
+            lock.withLock { depth -= 1 }
+        }
+
+        func resolved(_ event: ResolutionEvent) { nested { _ = container?.resolve(Logger.self) } }
+        func created(_ event: ResolutionEvent) { nested { _ = container?.resolve(Logger.self) } }
+        func disposed(_ event: DisposalEvent) {
+            nested {
+                guard let scope = container?.openScope() else { return }
+                _ = try? scope.require(Session.self)
+                scope.dispose()
+            }
+        }
+        var counts: (events: Int, reentered: Int) { lock.withLock { (events, reentered) } }
+    }
+
+    @Test("an observer that resolves from the container it observes is not called again for those resolves")
+    func observerThatResolves() throws {
+        let container = Container()
+        let observer = ResolvingObserver()
+        observer.container = container
+        container.register(Logger.self) { Logger() }
+        container.register(Session.self, reuse: .inScope) { Session() }.onDispose { _ in }
+        container.observer = observer
+        let request = container.openScope("request")
+        _ = try request.require(Session.self)
+        _ = try request.require(Logger.self)
+        request.dispose()
+        let counts = observer.counts
+        #expect(counts.reentered == 0, "no callback runs inside another")
+        #expect(counts.events == 5, "created and resolved Session, created and resolved Logger, disposed Session")
+    }
+
+    @Test("the observer sees every async resolve, and its failure")
+    func observerSeesAsyncResolves() async throws {
+        let container = Container()
+        let recorder = Recorder()
+        container.register(Logger.self) { () async in Logger() }
+        container.register(Session.self, reuse: .singleton) { () async throws -> Session in throw Boom() }
+        container.observer = recorder
+        for _ in 0..<100 { _ = try await container.require(Logger.self) }
+        _ = try? await container.require(Session.self)
+        #expect(recorder.log.count(of: "resolved Logger") == 100)
+        #expect(recorder.log.count(of: "created Logger") == 100)
+        #expect(recorder.log.count(of: "resolved Session failed") == 1)
+    }
+
     final class Recorder: ResolutionObserver, @unchecked Sendable {
         let log = EventLog()
         func resolved(_ event: ResolutionEvent) { log.append("resolved \(event.service)\(event.error == nil ? "" : " failed")") }

@@ -342,5 +342,99 @@ import Darwin
     }
 }
 
+// MARK: Deinits of what a container releases run with its lock released
+
+/// Resolves from its container when it is released, then fires `released`.
+final class ResolvesOnDeinit: ResolutionObserver, @unchecked Sendable {  // `container` is set once, in `init`
+    weak var container: Container?
+    let released: Signal?
+    init(_ container: Container, released: Signal? = nil) {
+        self.container = container
+        self.released = released
+    }
+    deinit {
+        _ = container?.resolve(Foo.self)
+        released?.fire()
+    }
+}
+
+/// Whether `body`, run on a thread of its own, returns within `seconds`: a deadlock fails the test instead of
+/// hanging the suite (the blocked thread is left behind).
+func returnsPromptly(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
+    let returned = Signal()
+    detach {
+        body()
+        returned.fire()
+    }
+    return returned.wait(seconds: seconds)
+}
+
+@Suite struct ReleaseOutsideTheLockTests {
+    /// Every kind of value a container stores under its lock and then replaces or removes.
+    enum Replaced: CaseIterable, Sendable {
+        case rootValue, childValue, childValueByRegistration, childRegistrationByValue, rootRegistration,
+             unregistered, childUnregistered, observer, observerRemoved
+    }
+
+    /// A registration of `ResolvesOnDeinit` whose factory alone holds `held`.
+    static func register(holding held: ResolvesOnDeinit, in scope: some Resolving, replacing: Bool = false) {
+        if replacing {
+            scope.register(ResolvesOnDeinit.self, ifAlreadyRegistered: .replace) { held }
+        } else {
+            scope.register(ResolvesOnDeinit.self) { held }
+        }
+    }
+
+    static func replace(_ kind: Replaced, in container: Container, released: Signal) {
+        let child = container.openScope("child")
+        switch kind {
+        case .rootValue:
+            container.root.provide(ResolvesOnDeinit(container, released: released))
+            container.root.provide(ResolvesOnDeinit(container))
+        case .childValue:
+            // The scope's table keeps its first value for lock-free readers; the second is the scope's only.
+            child.provide(ResolvesOnDeinit(container))
+            child.provide(ResolvesOnDeinit(container, released: released))
+            child.provide(ResolvesOnDeinit(container))
+        case .childValueByRegistration:
+            child.provide(ResolvesOnDeinit(container))
+            child.provide(ResolvesOnDeinit(container, released: released))
+            register(holding: ResolvesOnDeinit(container), in: child)
+        case .childRegistrationByValue:
+            register(holding: ResolvesOnDeinit(container, released: released), in: child)
+            child.provide(ResolvesOnDeinit(container))
+        case .rootRegistration:
+            register(holding: ResolvesOnDeinit(container, released: released), in: container)
+            register(holding: ResolvesOnDeinit(container), in: container, replacing: true)
+        case .unregistered:
+            register(holding: ResolvesOnDeinit(container, released: released), in: container)
+            _ = container.unregister(ResolvesOnDeinit.self)
+        case .childUnregistered:
+            register(holding: ResolvesOnDeinit(container, released: released), in: child)
+            _ = child.unregister(ResolvesOnDeinit.self)
+        case .observer:
+            container.observer = ResolvesOnDeinit(container, released: released)
+            container.observer = ResolvesOnDeinit(container)
+        case .observerRemoved:
+            container.observer = ResolvesOnDeinit(container, released: released)
+            container.observer = nil
+        }
+    }
+
+    @Test("a deinit that resolves from the container, of anything it replaces or removes, runs with no lock held",
+          arguments: Replaced.allCases)
+    func deinitOfReplacedValueResolves(_ kind: Replaced) {
+        let container = Container()
+        container.register(Foo.self) { Foo() }
+        let released = Signal()
+        let returned = returnsPromptly { Self.replace(kind, in: container, released: released) }
+        #expect(returned, "no deadlock")
+        // A deadlocked release holds what `reclaim()` would wait for.
+        guard returned else { return }
+        Container.reclaim()
+        #expect(released.wait(), "the replaced value was released, and its deinit resolved")
+    }
+}
+
 protocol Speaker: AnyObject, Sendable {}
 final class Loud: Speaker {}

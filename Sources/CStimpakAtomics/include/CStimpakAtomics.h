@@ -42,8 +42,10 @@ static inline uintptr_t stimpak_fetch_sub(uintptr_t *_Nonnull word, uintptr_t va
 // the thread's ResolutionContext (unretained; a pthread key holds the reference and releases it when
 // the thread exits), the lowest stack address a resolution may start at (0 when the thread's stack
 // bounds are unknown), how many sections are open inside the outermost one (a key's `==` or `hash`
-// runs inside a section and may resolve), and whether the context holds `.graph` instances (cleared when
-// the outermost resolution ends). Padded to a cache line so that two threads' counters don't share one.
+// runs inside a section and may resolve), whether the context holds `.graph` instances (cleared when
+// the outermost resolution ends), and whether the synchronous resolve running at depth 0 is an `await` resolve's
+// first attempt (which hands a wait for another thread's creation back, to suspend on, instead of blocking).
+// Eight words: a cache line, so that two threads' counters don't share one.
 typedef struct stimpak_thread_state {
     uintptr_t section;
     uintptr_t depth;
@@ -52,7 +54,7 @@ typedef struct stimpak_thread_state {
     uintptr_t stack_limit;
     uintptr_t nesting;
     uintptr_t has_graph;
-    uintptr_t padding[1];
+    uintptr_t serves_await;
 } stimpak_thread_state;
 
 #if defined(__linux__)

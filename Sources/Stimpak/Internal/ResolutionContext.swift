@@ -33,6 +33,9 @@ final class ResolutionContext {
     /// How many creations on this thread keep the graph past their factory, for their `resolved` callback
     /// (see ``holdGraph()``); only this thread touches it.
     @exclusivity(unchecked) private var graphHolds = 0
+    /// Whether an observer's callback runs on this thread: what it resolves, creates or disposes is not
+    /// observed in turn, so an observer that resolves cannot recurse; only this thread touches it.
+    @exclusivity(unchecked) private(set) var isNotifying = false
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
@@ -170,6 +173,32 @@ final class ResolutionContext {
     /// How many registrations are being made on this thread: 0 outside any resolution's factory.
     var depth: Int { Int(state.pointee.depth) }
 
+    /// Runs an observer's callback (see ``isNotifying``). The callback is user code at depth 0, not the `await`
+    /// resolve whose synchronous attempt may be running: its own resolves wait as synchronous ones do.
+    func notify(_ callback: () -> Void) {
+        isNotifying = true
+        defer { isNotifying = false }
+        Self.runningUserCode(callback)
+    }
+
+    /// Runs user code that resolves as a caller of its own (a comparator, an observer's callback) inside a
+    /// resolve: while it runs, this thread's path serves no `await` (see ``servesAwait``).
+    static func runningUserCode<T>(_ body: () throws -> T) rethrows -> T {
+        let state = stimpak_thread_get()
+        let servesAwait = state.pointee.serves_await
+        state.pointee.serves_await = 0
+        defer { state.pointee.serves_await = servesAwait }
+        return try body()
+    }
+
+    /// Whether the resolve running on this thread is an `await` resolve's synchronous attempt at its outermost
+    /// level (not inside a synchronous factory, which cannot suspend): a wait for another thread's creation
+    /// is then handed back to the task, which suspends on it (``InFlight/tasks``) instead of blocking its thread.
+    static var servesAwait: Bool {
+        let state = stimpak_thread_get()
+        return state.pointee.serves_await != 0 && state.pointee.depth == 0
+    }
+
     // MARK: The object graph
 
     /// The `.graph` instance of the registration with `index` made during this outermost resolution.
@@ -293,6 +322,8 @@ final class InFlight: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var isSignalled = false
+    /// The tasks awaiting the creation: suspended, no thread blocked (an `await` resolve never blocks).
+    let tasks = SuspendedTasks()
 
     init(owner: ResolutionContext, resolver: any Registration) {
         self.owner = owner
@@ -341,6 +372,12 @@ final class InFlight: @unchecked Sendable {
         precondition(err == 0, "pthread_cond_broadcast failed with error \(err)")
         err = pthread_mutex_unlock(mutex)
         precondition(err == 0, "pthread_mutex_unlock failed with error \(err)")
+        tasks.finish()
+    }
+
+    /// The error the creation failed with, once it has finished.
+    var finishedFailure: ResolutionError? {
+        ResolutionContext.waitLock.withLock { failure }
     }
 
     /// Blocks until the creation finishes or `limit` has passed; returns whether it finished.
