@@ -178,7 +178,7 @@ extension Scope {
 // MARK: - What is alive
 
 /// A scope and what it caches, for logs (``description``) and tests (the properties).
-public struct ScopeReport: @unchecked Sendable, CustomStringConvertible {  // `key` is an immutable key
+public struct ScopeReport: @unchecked Sendable, CustomStringConvertible {  // `tree` is immutable, its keys too
     /// One cached instance.
     public struct Instance: Sendable, Equatable, CustomStringConvertible {
         /// Its registration's service, arguments and key.
@@ -191,33 +191,68 @@ public struct ScopeReport: @unchecked Sendable, CustomStringConvertible {  // `k
         public var description: String { "#\(creation) \(service.description) \(reuse)" }
     }
 
+    /// One scope of a report, without its children.
+    struct Node {
+        let key: AnyHashable?
+        var instances: [Instance]
+        var provided: [ServiceKey]
+        var registrations: [ServiceKey]
+        /// How far below the reported scope it is (0 for the reported scope).
+        let depth: Int
+        /// Its open children's places in the tree.
+        var children: [Int] = []
+        /// The place after its last descendant: its subtree is `place..<end`.
+        var end = 0
+    }
+
+    /// Every scope of a report in depth-first order, children in opening order: a flat array, so that a deep
+    /// chain of scopes costs no stack to build, read, print or release.
+    final class Tree {
+        let nodes: [Node]
+
+        init(_ nodes: [Node]) { self.nodes = nodes }
+    }
+
+    let tree: Tree
+    /// This scope's place in `tree`.
+    let place: Int
+
+    private var node: Node { tree.nodes[place] }
+
     /// The scope's key; nil for the root.
-    public let key: AnyHashable?
+    public var key: AnyHashable? { node.key }
     /// The instances it caches, in creation order.
-    public let instances: [Instance]
+    public var instances: [Instance] { node.instances }
     /// The values put into it with `provide`, and its own registrations.
-    public let provided: [ServiceKey]
-    public let registrations: [ServiceKey]
+    public var provided: [ServiceKey] { node.provided }
+    public var registrations: [ServiceKey] { node.registrations }
     /// Its open child scopes, in opening order.
-    public let children: [ScopeReport]
+    public var children: [ScopeReport] { node.children.map { ScopeReport(tree: tree, place: $0) } }
 
     /// How many instances this scope and those below it cache.
-    public var totalInstances: Int { instances.count + children.reduce(0) { $0 + $1.totalInstances } }
+    public var totalInstances: Int { tree.nodes[place..<node.end].reduce(0) { $0 + $1.instances.count } }
     /// How many scopes are open below this one.
-    public var totalScopes: Int { children.count + children.reduce(0) { $0 + $1.totalScopes } }
+    public var totalScopes: Int { node.end - place - 1 }
 
+    /// The deepest level `description` shows by indentation; a scope below it also names its level, so that
+    /// the text of a chain of scopes grows with its length, not with its length squared.
+    static let maximumIndentation = 32
+
+    /// The scope and those below it, one line each, indented by level, with what each caches, holds and
+    /// registers.
     public var description: String {
         var lines: [String] = []
-        func render(_ report: ScopeReport, depth: Int) {
-            let indent = String(repeating: "  ", count: depth)
-            let name = report.key.map { "scope \(String(reflecting: $0.base))" } ?? "root"
-            lines.append("\(indent)\(name): \(report.instances.count) cached, \(report.children.count) open below")
-            for instance in report.instances { lines.append("\(indent)  - \(instance)") }
-            for key in report.provided { lines.append("\(indent)  - provided \(key.description)") }
-            for key in report.registrations { lines.append("\(indent)  - registered here: \(key.description)") }
-            for child in report.children { render(child, depth: depth + 1) }
+        let base = node.depth
+        for scope in tree.nodes[place..<node.end] {
+            let level = scope.depth - base
+            let indent = String(repeating: "  ", count: min(level, Self.maximumIndentation))
+            let deep = level > Self.maximumIndentation ? "[level \(level)] " : ""
+            let name = scope.key.map { "scope \(String(reflecting: $0.base))" } ?? "root"
+            lines.append("\(indent)\(deep)\(name): \(scope.instances.count) cached, \(scope.children.count) open below")
+            for instance in scope.instances { lines.append("\(indent)  - \(instance)") }
+            for key in scope.provided { lines.append("\(indent)  - provided \(key.description)") }
+            for key in scope.registrations { lines.append("\(indent)  - registered here: \(key.description)") }
         }
-        render(self, depth: 0)
         return lines.joined(separator: "\n")
     }
 }
@@ -266,10 +301,31 @@ extension Scope {
     /// //   ...
     /// ```
     public func report() -> ScopeReport {
-        registry.lock.withLock { reportLocked() }
+        var nodes = registry.lock.withLock {
+            // Depth first without recursion: a chain of scopes may be as deep as a program opens it.
+            var nodes: [ScopeReport.Node] = []
+            var pending: [(scope: Scope, parent: Int?, depth: Int)] = [(self, nil, 0)]
+            while let (scope, parent, depth) = pending.popLast() {
+                let place = nodes.count
+                nodes.append(scope.reportNodeLocked(depth: depth))
+                if let parent { nodes[parent].children.append(place) }
+                for child in scope.openChildrenInOrder.reversed() { pending.append((child, place, depth + 1)) }
+            }
+            return nodes
+        }
+        // A subtree ends where its last child's does; a child comes after its parent, so one backward pass.
+        // Sorted without the lock: a key's description may be user code.
+        for place in nodes.indices.reversed() {
+            nodes[place].end = nodes[place].children.last.map { nodes[$0].end } ?? place + 1
+            nodes[place].instances.sort { $0.creation < $1.creation }
+            nodes[place].provided.sort { $0.description < $1.description }
+            nodes[place].registrations.sort { $0.description < $1.description }
+        }
+        return ScopeReport(tree: ScopeReport.Tree(nodes), place: 0)
     }
 
-    private func reportLocked() -> ScopeReport {
+    /// This scope in a report, without its children, in no order. Call with the lock held.
+    private func reportNodeLocked(depth: Int) -> ScopeReport.Node {
         let caches: [(cache: AnyObject, kept: ScopeTable.Kept?)] = parent == nil
             ? registry.entries.values.compactMap { entry in entry.registration?.rootCacheObject.map { ($0, nil) } }
             : tableCaches
@@ -298,12 +354,8 @@ extension Scope {
             case .registration: registrations.append(key)
             }
         }
-        return ScopeReport(
-            key: key,
-            instances: instances.sorted { $0.creation < $1.creation },
-            provided: provided.sorted { $0.description < $1.description },
-            registrations: registrations.sorted { $0.description < $1.description },
-            children: openChildrenInOrder.map { $0.reportLocked() })
+        return ScopeReport.Node(
+            key: key, instances: instances, provided: provided, registrations: registrations, depth: depth)
     }
 
     /// With ``Container/tracksInstances`` on, the instances this scope (and those below it) cached that are

@@ -43,7 +43,7 @@ extension Container {
             }
             copy.registry.decorators = decorators
         }
-        let copiedScopes = [copy.root] + scopes.map { $0.open(in: copy.root) }
+        let copiedScopes = [copy.root] + ScopeCopy.open(scopes, in: copy.root)
         var failed: [ServiceKey: ResolutionError] = [:]
         for registration in registrations where !registration.serviceKey.hasArguments {
             var lastError: ResolutionError?
@@ -118,18 +118,25 @@ public struct ValidationReport: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A copy of an open scope's key, `provide`d values and registrations, and of its open children.
+/// A copy of an open scope's key, `provide`d values and registrations, in a list of copies where its parent
+/// comes before it.
 struct ScopeCopy {
     let key: AnyHashable
     let locals: [ServiceKey: Local]
-    let children: [ScopeCopy]
+    /// The parent's place in the list; nil for a child of the root.
+    let parent: Int?
 
-    /// Opens this copy below `parent` and returns it and every scope below it.
-    func open(in parent: Scope) -> Scope {
-        let scope = parent.openScope(key)
-        scope.adopt(locals)
-        for child in children { _ = child.open(in: scope) }
-        return scope
+    /// Opens `copies` below `root`, each below its parent's copy, and returns the scopes opened, in the order
+    /// of `copies`.
+    static func open(_ copies: [ScopeCopy], in root: Scope) -> [Scope] {
+        var opened: [Scope] = []
+        opened.reserveCapacity(copies.count)
+        for copy in copies {
+            let scope = (copy.parent.map { opened[$0] } ?? root).openScope(copy.key)
+            scope.adopt(copy.locals)
+            opened.append(scope)
+        }
+        return opened
     }
 }
 
@@ -149,6 +156,8 @@ struct ValidationSnapshot {
     let byKey: [ServiceKey: Node]
     /// Keys that some scope provides a value or a registration for, or that are declared provided.
     let scopeLocalKeys: Set<ServiceKey>
+    /// The registered keys of each service type, in no order (sorted when a message needs them: a key's
+    /// description may be user code, which does not run under the lock).
     let alternatives: [ObjectIdentifier: [ServiceKey]]
     let rejected: [ServiceKey]
 
@@ -170,7 +179,7 @@ struct ValidationSnapshot {
         self.nodes = nodes
         byKey = Dictionary(uniqueKeysWithValues: nodes.map { ($0.key, $0) })
         self.scopeLocalKeys = scopeLocalKeys
-        self.alternatives = alternatives.mapValues { $0.sorted { $0.description < $1.description } }
+        self.alternatives = alternatives
         rejected = registry.rejectedRegistrations
     }
 
@@ -179,19 +188,22 @@ struct ValidationSnapshot {
         for key in rejected {
             problems.append(ResolutionError(.registeredAfterDisposal, requested: key))
         }
-        var cycles: Set<[ServiceKey]> = []
-        for node in nodes {
+        let cycles = cycles()
+        var sortedAlternatives: [ObjectIdentifier: [ServiceKey]] = [:]
+        for (place, node) in nodes.enumerated() {
             problems.append(contentsOf: node.findings)
             guard let dependencies = node.dependencies else { continue }
             for dependency in dependencies {
-                if let problem = missing(dependency, of: node) { problems.append(problem) }
+                if let problem = missing(dependency, of: node, sortedAlternatives: &sortedAlternatives) {
+                    problems.append(problem)
+                }
                 // An optional parameter is nil only when its service is not registered: an async one still fails.
                 if let target = byKey[dependency.key], !node.isAsync, target.isAsync,
                    dependency.kind == .required || dependency.kind == .optional {
                     problems.append(ResolutionError(.requiresAwait, requested: target.key, path: [node.key, target.key]))
                 }
             }
-            if let cycle = cycle(from: node), cycles.insert(Self.canonical(cycle)).inserted {
+            for cycle in cycles[place] {
                 problems.append(ResolutionError(.dependencyCycle, requested: node.key, path: cycle))
             }
             if let captive = captive(from: node) { problems.append(captive) }
@@ -201,7 +213,10 @@ struct ValidationSnapshot {
     }
 
     /// The error for a dependency that nothing satisfies, or nil.
-    private func missing(_ dependency: Dependency, of node: Node) -> ResolutionError? {
+    /// - Parameter sortedAlternatives: The registered keys of each service type already sorted by description.
+    private func missing(
+        _ dependency: Dependency, of node: Node, sortedAlternatives: inout [ObjectIdentifier: [ServiceKey]]
+    ) -> ResolutionError? {
         guard dependency.kind != .optional, dependency.kind != .collection, byKey[dependency.key] == nil else { return nil }
         let path = [node.key, dependency.key]
         if scopeLocalKeys.contains(dependency.key) {
@@ -214,64 +229,111 @@ struct ValidationSnapshot {
             return error
         }
         var error = ResolutionError(.notRegistered, requested: dependency.key, path: path)
-        error.registeredAlternatives = alternatives[ObjectIdentifier(dependency.key.service)] ?? []
+        let service = ObjectIdentifier(dependency.key.service)
+        if sortedAlternatives[service] == nil {
+            // Each description made once: a type may have thousands of keys.
+            sortedAlternatives[service] = (alternatives[service] ?? [])
+                .map { (description: $0.description, key: $0) }
+                .sorted { $0.description < $1.description }
+                .map(\.key)
+        }
+        error.registeredAlternatives = sortedAlternatives[service] ?? []
         return error
     }
 
-    /// A cycle of required dependencies through `node`, as a path that ends where it starts, or nil.
-    private func cycle(from start: Node) -> [ServiceKey]? {
-        var path: [ServiceKey] = [start.key]
-        var visited: Set<ServiceKey> = []
-        func visit(_ node: Node) -> Bool {
-            for dependency in node.dependencies ?? [] where dependency.kind == .required || dependency.kind == .optional {
-                guard let next = byKey[dependency.key] else { continue }
-                if next.key == start.key {
-                    path.append(next.key)
-                    return true
-                }
-                guard visited.insert(next.key).inserted, path.count < ResolutionError.maximumDepth else { continue }
-                path.append(next.key)
-                if visit(next) { return true }
-                path.removeLast()
+    /// The cycles of required (and optional) dependencies, each as a path that ends where it starts, listed
+    /// under the place in `nodes` of the service it starts at: one for each dependency that leads back to a
+    /// service whose dependencies are still being followed.
+    ///
+    /// One depth-first pass in registration order, following each service's dependencies in declared order,
+    /// with the path kept in an array rather than on the call stack: each service and each dependency is
+    /// visited once, whatever the length of a chain.
+    private func cycles() -> [[[ServiceKey]]] {
+        let places = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($1.key, $0) })
+        // Each service's distinct dependencies on registered services, by place.
+        let edges: [[Int]] = nodes.map { node in
+            var seen: Set<Int> = []
+            return (node.dependencies ?? []).compactMap { dependency in
+                guard dependency.kind == .required || dependency.kind == .optional,
+                      let place = places[dependency.key], seen.insert(place).inserted
+                else { return nil }
+                return place
             }
-            return false
         }
-        return visit(start) ? path : nil
+        enum Colour { case unvisited, onPath, finished }
+        var colours = [Colour](repeating: .unvisited, count: nodes.count)
+        // Where each service on the path stands in it, for cutting a cycle out of the path.
+        var positions = [Int](repeating: 0, count: nodes.count)
+        // The services whose dependencies are being followed, each with the index of its next dependency.
+        var path: [(place: Int, next: Int)] = []
+        var cycles = [[[ServiceKey]]](repeating: [], count: nodes.count)
+        for start in nodes.indices where colours[start] == .unvisited {
+            colours[start] = .onPath
+            positions[start] = 0
+            path.append((start, 0))
+            while let (place, next) = path.last {
+                guard next < edges[place].count else {
+                    colours[place] = .finished
+                    path.removeLast()
+                    continue
+                }
+                path[path.count - 1].next += 1
+                let target = edges[place][next]
+                switch colours[target] {
+                case .unvisited:
+                    colours[target] = .onPath
+                    positions[target] = path.count
+                    path.append((target, 0))
+                case .onPath:
+                    let cycle = path[positions[target]...].map { nodes[$0.place].key } + [nodes[target].key]
+                    cycles[target].append(cycle)
+                case .finished:
+                    break
+                }
+            }
+        }
+        return cycles
     }
 
-    /// A captive dependency of a container-wide `node`: a scoped service it reaches through transients.
+    /// A captive dependency of a container-wide `start`: a scoped service it reaches through transients.
+    ///
+    /// Depth first in dependency order, with the path kept in an array rather than on the call stack, and
+    /// copied only for the error: a chain of any length costs no stack and linear memory.
     private func captive(from start: Node) -> ResolutionError? {
         guard start.reuse.isContainerWide, !start.allowsCaptiveDependencies else {
             return nil
         }
         var visited: Set<ServiceKey> = [start.key]
-        func visit(_ node: Node, _ path: [ServiceKey]) -> ResolutionError? {
-            for dependency in node.dependencies ?? [] where dependency.kind == .required || dependency.kind == .optional {
-                guard let next = byKey[dependency.key], visited.insert(next.key).inserted else { continue }
-                switch next.reuse.kind {
-                case .inScope, .scopedTo:
-                    var error = ResolutionError(.captiveDependency, requested: next.key, path: path + [next.key])
-                    error.reuse = next.reuse
-                    error.captor = start.key
-                    error.captorReuse = start.reuse
-                    return error
-                case .transient, .graph:
-                    if let found = visit(next, path + [next.key]) { return found }
-                case .singleton, .weak:
-                    break
-                }
+        // The services from `start` to the one being followed, each with the index of its next dependency.
+        var path: [(node: Node, next: Int)] = [(start, 0)]
+        while let (node, next) = path.last {
+            let dependencies = node.dependencies ?? []
+            guard next < dependencies.count else {
+                path.removeLast()
+                continue
             }
-            return nil
+            path[path.count - 1].next += 1
+            let dependency = dependencies[next]
+            guard dependency.kind == .required || dependency.kind == .optional,
+                  let target = byKey[dependency.key], visited.insert(target.key).inserted
+            else { continue }
+            switch target.reuse.kind {
+            case .inScope, .scopedTo:
+                var error = ResolutionError(
+                    .captiveDependency, requested: target.key, path: path.map(\.node.key) + [target.key])
+                error.reuse = target.reuse
+                error.captor = start.key
+                error.captorReuse = start.reuse
+                return error
+            case .transient, .graph:
+                path.append((target, 0))
+            case .singleton, .weak:
+                break
+            }
         }
-        return visit(start, [start.key])
+        return nil
     }
 
-    /// A cycle's keys from its smallest description, so that each cycle is reported once.
-    private static func canonical(_ cycle: [ServiceKey]) -> [ServiceKey] {
-        let ring = Array(cycle.dropLast())
-        guard let start = ring.indices.min(by: { ring[$0].description < ring[$1].description }) else { return cycle }
-        return Array(ring[start...] + ring[..<start])
-    }
 }
 
 /// A problem's code and service, to tell whether ``Container/validateByResolving()`` found one already reported.

@@ -168,12 +168,20 @@ extension Scope {
 }
 
 extension Scope {
-    /// Copies of the open scopes below this one: keys, locals and children (for validation's throwaway copy
-    /// of the scope tree). Call with the lock held.
+    /// Copies of the open scopes below this one, depth first, children in opening order: keys, locals and
+    /// where each one's parent is (for validation's throwaway copy of the scope tree). Iterative, so depth
+    /// costs no stack. Call with the lock held.
     func copyOfOpenScopes() -> [ScopeCopy] {
-        openChildrenInOrder.map { child in
-            ScopeCopy(key: child.key!, locals: child.locals, children: child.copyOfOpenScopes())
+        var copies: [ScopeCopy] = []
+        var pending: [(scope: Scope, parent: Int?)] = openChildrenInOrder.reversed().map { ($0, nil) }
+        while let (scope, parent) = pending.popLast() {
+            // Only the root has no key, and the root is no one's child.
+            guard let key = scope.key else { continue }
+            copies.append(ScopeCopy(key: key, locals: scope.locals, parent: parent))
+            let place = copies.count - 1
+            for child in scope.openChildrenInOrder.reversed() { pending.append((child, place)) }
         }
+        return copies
     }
 
     /// Takes `locals` from another container's scope: its values as they are, its registrations duplicated

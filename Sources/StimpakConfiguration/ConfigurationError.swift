@@ -18,6 +18,8 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
         public static let wrongKind = Code(name: "wrongKind")
         /// An argument, or a parameter, is not of the type asked for.
         public static let wrongType = Code(name: "wrongType")
+        /// An extension of a service returned an instance that is not of the type the service is registered as.
+        public static let wrongInstanceType = Code(name: "wrongInstanceType")
         /// An argument asked for at a position the definition does not have.
         public static let missingArgument = Code(name: "missingArgument")
         /// A name is both a parameter and a service.
@@ -45,6 +47,13 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
         self.detail = detail
     }
 
+    /// An extension of `name` returned `instance`, which is not a `registered`.
+    static func wrongInstance(of name: String, returned instance: Any, registeredAs registered: Any.Type) -> ConfigurationError {
+        ConfigurationError(
+            .wrongInstanceType, file: "", path: "services.\(name)",
+            detail: "\(name) is registered as \(registered), but an extension of it returned a \(Swift.type(of: instance))")
+    }
+
     public var description: String {
         var text = "Stimpak cannot use \(file.isEmpty ? "the definitions" : file)"
         if !path.isEmpty { text += " at \(path)" }
@@ -63,6 +72,8 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
         case .referenceCycle: return "break the loop: one of these services must not take the other as an argument."
         case .wrongKind: return "refer to a service where the definition asks for one, and to a parameter where it asks for a value."
         case .wrongType: return "give the argument the type the service's declaration reads, or read it as the file's type."
+        case .wrongInstanceType:
+            return "return an instance of the registered type from every extension of the service (extend it as that type), or declare the service as a type they all conform to."
         case .missingArgument: return "add the argument to the definition's `arguments`."
         case .duplicateName: return "give the parameter and the service different names."
         case .missingEnvironmentVariable: return "set the variable, or give a default: %env(NAME:-default)%."

@@ -20,7 +20,7 @@ public struct DefinitionArguments: @unchecked Sendable {  // only read on the re
     public let service: String
     let file: String
     let arguments: [DefinitionArgument]
-    let definitions: Definitions
+    let namespace: DefinitionNamespace
     /// The scope the service is made in (its factory's scope).
     public let scope: Scope
 
@@ -54,7 +54,7 @@ public struct DefinitionArguments: @unchecked Sendable {  // only read on the re
     public func raw(_ position: Int) throws -> ConfigurationValue {
         switch try argument(position) {
         case .value(let value): return value
-        case .reference(let name): return try definitions.parameterValue(name, usedBy: service, at: path(position), file: file)
+        case .reference(let name): return try namespace.parameterValue(name, usedBy: service, at: path(position), file: file)
         }
     }
 
@@ -62,8 +62,8 @@ public struct DefinitionArguments: @unchecked Sendable {  // only read on the re
     /// service's instance.
     public func value<T>(_ position: Int, as type: T.Type = T.self) throws -> T {
         let argument = try argument(position)
-        if case .reference(let name) = argument, definitions.isService(name) {
-            let instance = try definitions.resolve(name, from: scope, usedBy: service, at: path(position), file: file)
+        if case .reference(let name) = argument, namespace.isService(name) {
+            let instance = try namespace.resolve(name, from: scope, usedBy: service, at: path(position), file: file)
             guard let typed = instance as? T else {
                 throw ConfigurationError(
                     .wrongType, file: file, path: path(position),
@@ -81,7 +81,7 @@ public struct DefinitionArguments: @unchecked Sendable {  // only read on the re
                 .wrongKind, file: file, path: path(position),
                 detail: "the service \(service) reads argument \(position) as a service (@name), but it is a literal value")
         }
-        guard definitions.isService(name) else {
+        guard namespace.isService(name) else {
             throw ConfigurationError(
                 .wrongKind, file: file, path: path(position),
                 detail: "the service \(service) reads argument \(position) as a service, but @\(name) is a parameter")

@@ -38,14 +38,14 @@ public protocol DefinitionProvider {
 
 /// What a provider's service factory and an extension receive: the scope it is made in, and access by name.
 public struct DefinitionContext: @unchecked Sendable {  // used on the resolving thread only
-    let definitions: Definitions
+    let namespace: DefinitionNamespace
     let name: String
     /// The scope the service is made in.
     public let scope: Scope
 
     /// A parameter's value, as `T`.
     public func parameter<T>(_ name: String, as type: T.Type = T.self) throws -> T {
-        let value = try definitions.parameterValue(name, usedBy: self.name, at: "", file: "")
+        let value = try namespace.parameterValue(name, usedBy: self.name, at: "", file: "")
         guard let typed = value.plain as? T else {
             throw ConfigurationError(
                 .wrongType, file: "", path: "parameters.\(name)",
@@ -56,7 +56,7 @@ public struct DefinitionContext: @unchecked Sendable {  // used on the resolving
 
     /// A service (or a parameter's value) by name, as `T`.
     public func get<T>(_ name: String, as type: T.Type = T.self) throws -> T {
-        try definitions.get(name, as: T.self, from: scope)
+        try namespace.get(name, as: T.self, from: scope)
     }
 }
 
@@ -72,8 +72,10 @@ public struct DefinitionContext: @unchecked Sendable {  // used on the resolving
 /// let same = try definitions.container.require(Service2.self, key: "dose.service2")
 /// ```
 /// Nothing is made until it is asked for; a service made from a definition obeys the container's rules
-/// (reuse, exactly-once creation, disposal, cycles reported with the path of names).
-public final class Definitions: @unchecked Sendable {  // `state` is guarded by `lock`
+/// (reuse, exactly-once creation, disposal, cycles reported with the path of names). The container's
+/// registrations hold what they need (parameters, services, extensions): they resolve after this value is
+/// released, and they hold no reference to it.
+public final class Definitions: Sendable {
     /// The container the services are registered in.
     public let container: Container
     /// The types files may name.
@@ -81,20 +83,12 @@ public final class Definitions: @unchecked Sendable {  // `state` is guarded by 
     /// The environment `%env(NAME)%` reads.
     private let environment: [String: String]
 
-    private let lock = NSLock()
-    /// Taken by `load` for a whole file, around `lock`: files register in the order they load, while `lock` is
+    /// The parameters, services and extensions, which the container's registrations hold.
+    let namespace = DefinitionNamespace()
+    /// Taken by `load` for a whole file: files register in the order they load, while the namespace's lock is
     /// released during their registration (a registration a file replaces is released then, and what its
     /// factory held may resolve, which reads the namespace).
     private let loadLock = NSLock()
-    private var parameters: [String: (value: ConfigurationValue, file: String)] = [:]
-    private var services: [String: Record] = [:]
-    private var extensions: [String: [@Sendable (Any, DefinitionContext) throws -> Any]] = [:]
-
-    /// A named service: its definition, and how to resolve it.
-    struct Record {
-        let definition: ServiceDefinition
-        let resolve: @Sendable (Scope) throws -> Any
-    }
 
     /// The largest file read, and the deepest nesting: a hostile file gets an error, not a huge allocation
     /// or a deep recursion.
@@ -152,49 +146,50 @@ public final class Definitions: @unchecked Sendable {  // `state` is guarded by 
     /// - Throws: ``ConfigurationError``; nothing of the file is kept.
     public func load(_ data: Data, name: String, format: Format = .automatic) throws {
         let parsed = try DefinitionFile.parse(data, name: name, format: format, environment: environment, types: types)
+        var declared: [(ServiceDefinition, ServiceTypes.Entry)] = []
+        for (service, definition) in parsed.services.sorted(by: { $0.key < $1.key }) {
+            guard let entry = types.entries[definition.typeName] else {
+                throw ConfigurationError(
+                    .unknownType, file: name, path: "services.\(service).class",
+                    detail: "the type \(definition.typeName) is not declared")
+            }
+            declared.append((definition, entry))
+        }
         loadLock.lock()
         defer { loadLock.unlock() }
-        lock.lock()
-        // Checked before anything changes: a file is taken whole or not at all.
-        for (parameter, _) in parsed.parameters where services[parameter] != nil || parsed.services[parameter] != nil {
-            lock.unlock()
-            throw ConfigurationError(
-                .duplicateName, file: name, path: "parameters.\(parameter)",
-                detail: "\(parameter) is both a parameter and a service")
+        try namespace.withLock { parameters, services in
+            // Checked before anything changes: a file is taken whole or not at all.
+            for (parameter, _) in parsed.parameters where services[parameter] != nil || parsed.services[parameter] != nil {
+                throw ConfigurationError(
+                    .duplicateName, file: name, path: "parameters.\(parameter)",
+                    detail: "\(parameter) is both a parameter and a service")
+            }
+            for (service, _) in parsed.services {
+                guard let parameter = parameters[service] else { continue }
+                throw ConfigurationError(
+                    .duplicateName, file: name, path: "services.\(service)",
+                    detail: "\(service) is both a parameter (from \(parameter.file)) and a service")
+            }
+            for (parameter, value) in parsed.parameters { parameters[parameter] = (value, name) }
+            for (definition, entry) in declared {
+                let key = definition.key
+                services[definition.name] = DefinitionNamespace.Record(definition: definition) { scope in
+                    try entry.resolve(scope, key)
+                }
+            }
         }
-        for (service, _) in parsed.services where parameters[service] != nil {
-            let file = parameters[service]?.file ?? ""
-            lock.unlock()
-            throw ConfigurationError(
-                .duplicateName, file: name, path: "services.\(service)",
-                detail: "\(service) is both a parameter (from \(file)) and a service")
-        }
-        for (parameter, value) in parsed.parameters { parameters[parameter] = (value, name) }
-        let definitions = parsed.services.sorted(by: { $0.key < $1.key }).map(\.value)
-        for definition in definitions { record(definition) }
-        lock.unlock()
-        for definition in definitions { register(definition) }
+        for (definition, entry) in declared { register(definition, entry) }
     }
 
-    /// Records `definition` in the namespace. Call with the lock held.
-    private func record(_ definition: ServiceDefinition) {
-        // The parser checked that the type is declared.
-        let entry = types.entries[definition.typeName]!
-        let key = definition.key
-        services[definition.name] = Record(definition: definition) { scope in try entry.resolve(scope, key) }
-    }
-
-    /// Registers `definition` in the container. Call without the lock: the registration it replaces is
-    /// released here, and what that held may resolve.
-    private func register(_ definition: ServiceDefinition) {
-        // The parser checked that the type is declared.
-        let entry = types.entries[definition.typeName]!
-        entry.register(container, definition.key, definition.reuse) { [unowned self] scope in
+    /// Registers `definition` in the container. Call without the namespace's lock: the registration it
+    /// replaces is released here, and what that held may resolve.
+    private func register(_ definition: ServiceDefinition, _ entry: ServiceTypes.Entry) {
+        let namespace = namespace
+        entry.register(container, definition.name, definition.key, definition.reuse) { scope in
             let arguments = DefinitionArguments(
-                service: definition.name, file: definition.file, arguments: definition.arguments, definitions: self,
+                service: definition.name, file: definition.file, arguments: definition.arguments, namespace: namespace,
                 scope: scope)
-            let instance = try entry.make(arguments)
-            return try self.extended(definition.name, instance, in: scope)
+            return try namespace.extended(definition.name, try entry.make(arguments), in: scope)
         }
     }
 
@@ -216,9 +211,7 @@ public final class Definitions: @unchecked Sendable {  // `state` is guarded by 
     ///   - value: A `Bool`, `Int`, `Double`, `String`, or an array or a dictionary of those.
     public func setParameter(_ name: String, _ value: Any) {
         guard let value = ConfigurationValue(value) else { return }
-        lock.lock()
-        parameters[name] = (value, "code")
-        lock.unlock()
+        namespace.withLock { parameters, _ in parameters[name] = (value, "code") }
     }
 
     /// Defines a named service in code, in the same namespace as the files (a provider's service): a file's
@@ -233,17 +226,23 @@ public final class Definitions: @unchecked Sendable {  // `state` is guarded by 
         _ name: String, as type: Service.Type = Service.self, reuse: Reuse = .singleton, tags: [String] = [],
         _ make: @escaping @Sendable (DefinitionContext) throws -> Service
     ) {
-        container.register(Service.self, reuse: reuse, key: name, ifAlreadyRegistered: .replace) { [unowned self] (scope: Scope) in
-            let context = DefinitionContext(definitions: self, name: name, scope: scope)
-            // `extended` returns what `make` made, or what an extension of it returned, a `Service`.
-            return try self.extended(name, try make(context), in: scope) as! Service
+        let namespace = namespace
+        container.register(Service.self, reuse: reuse, key: name, ifAlreadyRegistered: .replace) { (scope: Scope) in
+            let context = DefinitionContext(namespace: namespace, name: name, scope: scope)
+            let instance = try namespace.extended(name, try make(context), in: scope)
+            guard let typed = instance as? Service else {
+                throw ConfigurationError.wrongInstance(of: name, returned: instance, registeredAs: Service.self)
+            }
+            return typed
         }
         let definition = ServiceDefinition(
             name: name, typeName: String(describing: Service.self), arguments: [], reuse: reuse, key: name, tags: tags,
             file: "code")
-        lock.lock()
-        services[name] = Record(definition: definition) { scope in try scope.require(Service.self, key: name) }
-        lock.unlock()
+        namespace.withLock { _, services in
+            services[name] = DefinitionNamespace.Record(definition: definition) { scope in
+                try scope.require(Service.self, key: name)
+            }
+        }
     }
 
     /// Wraps the named service's instance in code before it is handed out (Pimple's and Dose's `extend`):
@@ -256,26 +255,14 @@ public final class Definitions: @unchecked Sendable {  // `state` is guarded by 
         _ name: String, as type: Service.Type = Service.self,
         _ wrap: @escaping @Sendable (Service, DefinitionContext) throws -> Service
     ) {
-        lock.lock()
-        extensions[name, default: []].append { instance, context in
+        namespace.addExtension({ instance, context in
             guard let typed = instance as? Service else {
                 throw ConfigurationError(
                     .wrongType, file: "", path: "services.\(name)",
                     detail: "an extension of \(name) expects \(Service.self), but the service is a \(Swift.type(of: instance))")
             }
             return try wrap(typed, context)
-        }
-        lock.unlock()
-    }
-
-    private func extended(_ name: String, _ instance: Any, in scope: Scope) throws -> Any {
-        lock.lock()
-        let wraps = extensions[name] ?? []
-        lock.unlock()
-        var instance = instance
-        let context = DefinitionContext(definitions: self, name: name, scope: scope)
-        for wrap in wraps { instance = try wrap(instance, context) }
-        return instance
+        }, to: name)
     }
 
     // MARK: Fetching by name
@@ -288,152 +275,38 @@ public final class Definitions: @unchecked Sendable {  // `state` is guarded by 
     /// - Throws: ``ConfigurationError`` for a name nothing defines or a bad definition; a ``ResolutionError`` from
     ///   the container (a cycle, with the path of names).
     public func get(_ name: String, from scope: Scope? = nil) throws -> Any {
-        lock.lock()
-        let parameter = parameters[name]
-        let service = services[name]
-        lock.unlock()
-        if let parameter { return parameter.value.plain }
-        guard let service else {
-            throw ConfigurationError(.unknownName, file: "", path: name, detail: "nothing is defined under the name \(name)")
-        }
-        return try unwrapped { try service.resolve(scope ?? container.root) }
+        try namespace.get(name, from: scope ?? container.root)
     }
 
     /// A parameter's value or a service's instance by name, as `T` (`get("dose.service2", as: Service2.self)`).
     public func get<T>(_ name: String, as type: T.Type, from scope: Scope? = nil) throws -> T {
-        let value = try get(name, from: scope)
-        guard let typed = value as? T else {
-            throw ConfigurationError(
-                .wrongType, file: "", path: name, detail: "\(name) is a \(Swift.type(of: value)), not a \(T.self)")
-        }
-        return typed
-    }
-
-    /// A factory's `ConfigurationError`, which the container wraps, handed out as it is.
-    private func unwrapped<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as ResolutionError {
-            if error.code == .factoryFailed, let cause = error.underlyingError as? ConfigurationError { throw cause }
-            throw error
-        }
+        try namespace.get(name, as: T.self, from: scope ?? container.root)
     }
 
     /// Every name defined: parameters and services, sorted.
     public var names: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return (Array(parameters.keys) + Array(services.keys)).sorted()
+        namespace.withLock { parameters, services in (Array(parameters.keys) + Array(services.keys)).sorted() }
     }
 
     /// The parameters' names, sorted.
     public var parameterNames: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return parameters.keys.sorted()
+        namespace.withLock { parameters, _ in parameters.keys.sorted() }
     }
 
     /// The services' names, sorted.
     public var serviceNames: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return services.keys.sorted()
+        namespace.withLock { _, services in services.keys.sorted() }
     }
 
     /// A service's definition, without making it; nil when no service has that name.
     public func definition(of name: String) -> ServiceDefinition? {
-        lock.lock()
-        defer { lock.unlock() }
-        return services[name]?.definition
+        namespace.withLock { _, services in services[name]?.definition }
     }
 
     /// The names of the services with `tag`, sorted.
     public func services(taggedWith tag: String) -> [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return services.values.filter { $0.definition.tags.contains(tag) }.map(\.definition.name).sorted()
-    }
-
-    /// Every problem of the definitions as they stand (files and providers together), without making anything:
-    /// references to nothing, reference cycles (named), services whose arguments refer to them... Empty when
-    /// all is well.
-    public func validate() -> [ConfigurationError] {
-        lock.lock()
-        let services = services
-        let parameters = parameters
-        lock.unlock()
-        var problems: [ConfigurationError] = []
-        for (name, record) in services.sorted(by: { $0.key < $1.key }) {
-            for (position, argument) in record.definition.arguments.enumerated() {
-                guard case .reference(let target) = argument else { continue }
-                if services[target] == nil && parameters[target] == nil {
-                    problems.append(ConfigurationError(
-                        .unknownReference, file: record.definition.file, path: "services.\(name).arguments[\(position)]",
-                        detail: "@\(target) names no parameter and no service"))
-                }
-            }
+        namespace.withLock { _, services in
+            services.values.filter { $0.definition.tags.contains(tag) }.map(\.definition.name).sorted()
         }
-        var reported: Set<String> = []
-        for name in services.keys.sorted() {
-            if let cycle = Self.cycle(from: name, in: services), reported.insert(Set(cycle).sorted().joined(separator: "\u{0}")).inserted {
-                let definition = services[name]!.definition
-                problems.append(ConfigurationError(
-                    .referenceCycle, file: definition.file, path: "services.\(name)",
-                    detail: "the services refer to each other in a loop: " + cycle.joined(separator: " → ")))
-            }
-        }
-        return problems
-    }
-
-    /// A loop of service references through `start`, as names ending where they start, or nil.
-    private static func cycle(from start: String, in services: [String: Record]) -> [String]? {
-        var path = [start]
-        var visited: Set<String> = []
-        func visit(_ name: String) -> Bool {
-            for case .reference(let target) in services[name]?.definition.arguments ?? [] {
-                guard services[target] != nil else { continue }
-                if target == start {
-                    path.append(target)
-                    return true
-                }
-                guard visited.insert(target).inserted else { continue }
-                path.append(target)
-                if visit(target) { return true }
-                path.removeLast()
-            }
-            return false
-        }
-        return visit(start) ? path : nil
-    }
-
-    // MARK: For the arguments
-
-    func isService(_ name: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return services[name] != nil
-    }
-
-    func parameterValue(_ name: String, usedBy service: String, at path: String, file: String) throws -> ConfigurationValue {
-        lock.lock()
-        let parameter = parameters[name]
-        let isService = services[name] != nil
-        lock.unlock()
-        if let parameter { return parameter.value }
-        if isService {
-            throw ConfigurationError(
-                .wrongKind, file: file, path: path, detail: "\(service) reads @\(name) as a value, but it is a service")
-        }
-        throw ConfigurationError(.unknownReference, file: file, path: path, detail: "@\(name) names no parameter and no service")
-    }
-
-    func resolve(_ name: String, from scope: Scope, usedBy service: String, at path: String, file: String) throws -> Any {
-        lock.lock()
-        let record = services[name]
-        lock.unlock()
-        guard let record else {
-            throw ConfigurationError(.unknownReference, file: file, path: path, detail: "@\(name) names no parameter and no service")
-        }
-        return try record.resolve(scope)
     }
 }

@@ -19,8 +19,9 @@ public struct ServiceTypes: Sendable {
     struct Entry: Sendable {
         let swiftType: Any.Type
         let make: @Sendable (DefinitionArguments) throws -> Any
-        /// Registers a factory of the type in `scope` (the container's root, or a scope) under `key`.
-        let register: @Sendable (Resolving, AnyHashable, Reuse, @escaping @Sendable (Scope) throws -> Any) -> Void
+        /// Registers a factory of the service named `name`, of this type, in `target` (the container, or a
+        /// scope) under `key`.
+        let register: @Sendable (_ target: Resolving, _ name: String, _ key: AnyHashable, Reuse, @escaping @Sendable (Scope) throws -> Any) -> Void
         /// Resolves the registration of the type under `key` from `scope`.
         let resolve: @Sendable (Scope, AnyHashable) throws -> Any
     }
@@ -52,10 +53,14 @@ public struct ServiceTypes: Sendable {
         copy.entries[name] = Entry(
             swiftType: Service.self,
             make: { arguments in try make(arguments) },
-            register: { target, key, reuse, factory in
+            register: { target, name, key, reuse, factory in
                 target.register(Service.self, reuse: reuse, key: key, ifAlreadyRegistered: .replace) { (scope: Scope) in
-                    // The factory returns what `make` made, a `Service`.
-                    try factory(scope) as! Service
+                    // What `make` made, a `Service`, after the service's extensions, which may return another type.
+                    let instance = try factory(scope)
+                    guard let typed = instance as? Service else {
+                        throw ConfigurationError.wrongInstance(of: name, returned: instance, registeredAs: Service.self)
+                    }
+                    return typed
                 }
             },
             resolve: { scope, key in try scope.require(Service.self, key: key) })
