@@ -10,7 +10,7 @@
 /// request.dispose()
 /// ```
 public final class Scope: Resolving, @unchecked Sendable {
-    // `scopeKey`, `keyHash`, `parent`, `registry` and `sequence` never change; every other `var` is guarded
+    // `scopeKey`, `keyHash`, `parentReference` (until `deinit`), `registry` and `sequence` never change; every other `var` is guarded
     // by `registry.lock`, the one lock of the container, except `words`, which are written under it and read
     // atomically by the lock-free path. The lock, not the runtime's exclusivity checks, keeps the accesses
     // apart: `@exclusivity(unchecked)` saves a check per access on the locked path.
@@ -27,7 +27,9 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// The key as the scope keeps it (an `Int` or `String` key without an `AnyHashable`); nil for the root.
     let scopeKey: ScopeKey?
     /// The scope this one was opened from; nil for the root scope.
-    public let parent: Scope?
+    public var parent: Scope? { parentReference }
+    /// `parent`'s storage: set in `init`, taken only by `deinit` (see there).
+    @exclusivity(unchecked) private var parentReference: Scope?
     @usableFromInline let registry: Registry
     /// Opening order among siblings, so that disposal can go in reverse.
     private let sequence: Int
@@ -64,7 +66,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     init(root registry: Registry) {
         self.scopeKey = nil
         self.keyHash = 0
-        self.parent = nil
+        self.parentReference = nil
         self.registry = registry
         self.sequence = 0
         initializeWords(isDisposed: false)
@@ -73,10 +75,25 @@ public final class Scope: Resolving, @unchecked Sendable {
     private init(key: ScopeKey, keyHash: Int, parent: Scope, sequence: Int, isDisposed: Bool) {
         self.scopeKey = key
         self.keyHash = keyHash
-        self.parent = parent
+        self.parentReference = parent
         self.registry = parent.registry
         self.sequence = sequence
         initializeWords(isDisposed: isDisposed)
+    }
+
+    /// Releases the ancestors that only this scope keeps one by one: released the usual way, each scope's
+    /// deinit would release its parent inside it, and a chain of 50,000 nested scopes would take 50,000 frames.
+    /// A scope that only this loop holds is one no other thread can reach (scopes are never referenced
+    /// weakly), so taking its parent reference races with nothing.
+    deinit {
+        // A child of the root (a request's scope) has no chain to unwind: its parent is the container's.
+        guard let parent = parentReference, parent.parentReference != nil else { return }
+        _ = consume parent
+        var ancestor = parentReference.take()
+        while isKnownUniquelyReferenced(&ancestor) {
+            let next = ancestor.unsafelyUnwrapped.parentReference.take()
+            ancestor = next
+        }
     }
 
     /// Sets the words through their atomic accessors, as every later access is (a plain store to a property
