@@ -214,7 +214,12 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations { blackHole(await container.resolve(AsyncShared.self)!) }
     }
-    Benchmark("AsyncRequestCycleWithScope") { benchmark in
+    // 8 mallocs a cycle; the task allocator now and then takes a slab more (2 in 1,000 cycles on a CI run): a
+    // tolerance of 4 per 1,000, far below one allocation a cycle.
+    Benchmark(
+        "AsyncRequestCycleWithScope",
+        configuration: .init(thresholds: [.mallocCountTotal: .init(absolute: [.p90: 4])])
+    ) { benchmark in
         for _ in benchmark.scaledIterations {
             await container.withScope { scope in
                 blackHole(await scope.resolve(AsyncRequest.self)!)
