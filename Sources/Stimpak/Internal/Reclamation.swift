@@ -40,16 +40,12 @@ enum Reclamation {
     /// what it unpublished: at once when no thread is inside a read section, else at a later retire. Never
     /// waits for another thread. Call without the container's lock, after unpublishing under it: deinits may
     /// run user code.
-    @inline(__always)
     static func retire<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
-        let state = shared.state
-        shared.lock.lock()
-        // The common case: nothing waits, nothing to park, no thread inside a section.
-        if registrations.isEmpty, state.pointee.isIdle(), !state.pointee.hasReaderInside() {
-            shared.lock.unlock()
-            _ = consume garbage
+        guard !registrations.isEmpty else {
+            retire(garbage)
             return
         }
+        shared.lock.lock()
         retireLocked(garbage, registrations: registrations)
     }
 
@@ -277,9 +273,6 @@ enum Reclamation {
 
         mutating func pendingCount() -> Int { pending.count - head }
 
-        /// Nothing pending and nothing parked.
-        @inline(__always)
-        mutating func isIdle() -> Bool { pending.isEmpty && parked.isEmpty }
 
         /// Whether a registered thread (this one included) is inside a read section.
         @inline(__always)

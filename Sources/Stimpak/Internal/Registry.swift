@@ -179,11 +179,7 @@ final class Registry: @unchecked Sendable {
     /// and no factory of theirs runs. Call without the lock: the deinits of what the registrations held
     /// (factories, captured objects, the root scope's instances) may resolve.
     private func reclaim(_ table: consuming LookupTable?, _ registrations: consuming [any Registration]) {
-        if registrations.isEmpty {
-            Self.release(retiredTable: table)
-        } else {
-            Reclamation.retire(table, registrations: registrations)
-        }
+        Reclamation.retire(table, registrations: registrations)
     }
 
     /// Drops every registration, once the container is released: a scope that outlives it (already
