@@ -139,13 +139,17 @@ import Darwin
             _ = container.openScope(1).resolve(Service.self)
         }
         for _ in 0..<2_000 { round() }
+        // Releases left for readers (other tests' threads) are not this test's memory.
+        Container.reclaim()
         let before = Self.allocatedBytes()
         for _ in 0..<18_000 { round() }
-        let after = Self.allocatedBytes()
         Container.reclaim()
+        let after = Self.allocatedBytes()
         #expect(live.count == 0, "\(live.count) captured objects outlived their containers")
-        // Under the thread sanitizer, resident memory follows its allocator, not the program's heap.
-        if let before, let after, !Self.isUnderThreadSanitizer {
+        // Under the thread sanitizer, resident memory follows its allocator, not the program's heap; in a debug
+        // build, `swift test` runs it beside suites that allocate tens of MB (50,000-deep scope chains, 20,000-
+        // service files). So the bound is checked in the release run of this suite, the count everywhere.
+        if let before, let after, !Self.isUnderThreadSanitizer, !Self.isDebugBuild {
             // Leaking, each container of 21 registrations kept about 18 KB (330 MB in all). Resident memory
             // is noisy (other tests run in parallel, the thread sanitizer has its own allocator): the bound
             // is 2 KB per container, the exact check is the count of captured objects above.
@@ -202,12 +206,22 @@ import Darwin
         Container.reclaim()
         #expect(live.count == 0, "\(live.count) sessions outlived their scopes")
         let measured = samples.value
-        if measured.count == 2, let before = measured[0], let after = measured[1], !Self.isUnderThreadSanitizer {
+        if measured.count == 2, let before = measured[0], let after = measured[1], !Self.isUnderThreadSanitizer,
+           !Self.isDebugBuild {
             // Each cycle's scope, table and session are about 300 bytes: leaking one cycle in a hundred grows 27 MB
             // over 9 million; the queue of releases waiting for readers stays under a few MB.
             #expect(after - before < 24 << 20, "resident memory grew by \(after - before) bytes over \(cycles) cycles")
         }
         withExtendedLifetime(container) {}
+    }
+
+    /// Whether this is a debug build, where resident memory is checked only by counts (see above).
+    static var isDebugBuild: Bool {
+        #if DEBUG
+        true
+        #else
+        false
+        #endif
     }
 
     /// Whether the thread sanitizer's runtime is loaded.
