@@ -15,17 +15,27 @@ final class Signal: @unchecked Sendable {  // `isSet` is guarded by `lock`
 
     func fire() { lock.withLock { isSet = true } }
 
+    /// How long a hook or key holds a thread that the test always lets go. It only keeps a failed test from
+    /// hanging: a test's own `await` may resume tens of seconds late when the suite's synchronous tests occupy
+    /// the cooperative pool, and a hold that timed out first would let the held code run on too early.
+    static let holdLimit = 900.0
+
     /// Waits up to `seconds`; returns whether the signal fired.
     @discardableResult
     func wait(seconds: Double = 10) -> Bool {
-        let deadline = seconds * 1_000
-        var waited = 0.0
+        let deadline = Self.now() + seconds
         while !lock.withLock({ isSet }) {
-            if waited >= deadline { return false }
+            if Self.now() >= deadline { return false }
             usleep(1_000)
-            waited += 1
         }
         return true
+    }
+
+    /// Seconds on the monotonic clock.
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }
 

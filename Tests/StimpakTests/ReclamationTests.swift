@@ -37,7 +37,7 @@ import Darwin
             guard armed.value else { return }
             armed.value = false
             inside.fire()
-            letGo.wait(seconds: 60)
+            letGo.wait(seconds: Signal.holdLimit)
         }
     }
 
@@ -194,7 +194,7 @@ import Darwin
         func dispose() throws {
             pool.log.append("session begins")
             disposing.fire()
-            finish.wait(seconds: 60)
+            finish.wait(seconds: Signal.holdLimit)
             pool.log.append("session ends")
         }
     }
