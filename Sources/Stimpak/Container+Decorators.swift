@@ -24,7 +24,9 @@ extension Container {
         _ type: Service.Type, key: AnyHashable? = nil,
         _ decorator: @escaping @Sendable (Scope, Service) throws -> Service
     ) {
-        let erased = AnyDecorator(service: ObjectIdentifier(Service.self), key: key, decorator: decorator)
+        // Its key is interned before the lock: its `==` is user code.
+        let erased = AnyDecorator(
+            service: ObjectIdentifier(Service.self), keyBox: registry.keys.registeredBox(for: key), decorator: decorator)
         registry.change {
             registry.decorators.append(erased)
             for (key, entry) in registry.entries where erased.applies(to: key) {
@@ -43,16 +45,16 @@ extension Container {
 typealias Decorator<Service> = (Scope, Service) throws -> Service
 
 /// A decorator with its service type erased, as the registry keeps it for registrations yet to come.
-struct AnyDecorator: @unchecked Sendable {
-    // Unchecked only for `key`, an `AnyHashable`: keys are documented to be immutable values.
+struct AnyDecorator: @unchecked Sendable {  // `decorator` is a `@Sendable` closure, erased
     let service: ObjectIdentifier
-    let key: AnyHashable?
+    /// The key's box, as a registration keeps it (see ``KeyInterner/registeredBox(for:)``), or nil for every key.
+    let keyBox: AnyKeyBox?
     /// The `@Sendable (Scope, Service) throws -> Service` of the `Service` that `service` names.
     let decorator: Any
 
     /// Whether it applies to the registration of `serviceKey`. Call with the lock held.
     func applies(to serviceKey: ServiceKey) -> Bool {
-        ObjectIdentifier(serviceKey.service) == service && (key == nil || key == serviceKey.key)
+        ObjectIdentifier(serviceKey.service) == service && (keyBox == nil || ServiceKey.sameKey(keyBox, serviceKey.keyBox))
     }
 
     /// The decorator as a registration of `Service` applies it; nil for another service type.

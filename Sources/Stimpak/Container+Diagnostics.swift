@@ -112,9 +112,15 @@ extension Scope {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         // Who resolves it: the factory running on this thread, or else the async factory of this task.
         let parent = context.innermostKey ?? AsyncNode.current?.registration.serviceKey
+        // The edge's key is interned before the lock (its `==` is user code); one nothing registered only while
+        // recording, so that a container that only observes keeps no key it was asked for.
+        var edgeTarget = parent == nil ? nil : registry.keys.intern(requested, adding: false)
+        if parent != nil, edgeTarget == nil, registry.lock.withLock({ registry.recordsDependencies }) {
+            edgeTarget = registry.keys.intern(requested, adding: true)
+        }
         let observer = registry.lock.withLock { () -> (any ResolutionObserver)? in
-            if registry.recordsDependencies, let parent {
-                registry.observedEdges.insert(DependencyGraph.Edge(from: parent, to: requested))
+            if registry.recordsDependencies, let parent, let edgeTarget {
+                registry.observedEdges.insert(DependencyGraph.Edge(from: parent, to: edgeTarget))
             }
             return registry.observer
         }
@@ -505,7 +511,9 @@ extension Container {
     ///   - type: The type the value is provided as.
     ///   - key: The key it is provided under, or nil.
     public func registerProvided<Service>(_ type: Service.Type, key: AnyHashable? = nil) {
-        _ = registry.lock.withLock { registry.declaredProvided.insert(ServiceKey(service: Service.self, key: key)) }
+        // Interned before the lock: its `==` is user code.
+        guard let declared = registry.keys.intern(ServiceKey(service: Service.self, key: key), adding: true) else { return }
+        _ = registry.lock.withLock { registry.declaredProvided.insert(declared) }
     }
 
     /// The registrations and their dependencies: those declared, known without making anything, and those

@@ -31,7 +31,8 @@ extension Container {
     /// - Returns: The problems.
     public func validateByResolving() async -> ValidationReport {
         var report = validate()
-        let copy = Container(defaultReuse: defaultReuse, waitLimit: waitLimit)
+        // Its keys are this container's: interned once, for both.
+        let copy = Container(registry: Registry(defaultReuse: defaultReuse, waitLimit: waitLimit, keys: registry.keys))
         let (registrations, scopes, decorators) = registry.lock.withLock {
             let registrations = registry.entries.values.compactMap(\.registration).sorted { $0.index < $1.index }
             return (registrations, root.copyOfOpenScopes(), registry.decorators)

@@ -34,6 +34,12 @@ public final class Container: Resolving, Sendable {
         root = Scope(root: registry)
     }
 
+    /// A container of `registry`.
+    init(registry: Registry) {
+        self.registry = registry
+        root = Scope(root: registry)
+    }
+
     /// The reuse of every registration that names none.
     public var defaultReuse: Reuse { registry.defaultReuse }
 

@@ -20,14 +20,16 @@ extension Scope {
         asyncFactory: ((Scope, Args) async throws -> Service)? = nil,
         isMainActor: Bool = false
     ) throws(Failure) -> ServiceResolver<Service, Args> {
+        // Interned before the lock: its `==` is user code.
+        let keyBox = registry.keys.registeredBox(for: key)
         guard parent != nil else {
             return try addToContainer(
-                reuse: reuse, key: key, policy: policy, disposesInstances: disposesInstances,
+                reuse: reuse, keyBox: keyBox, policy: policy, disposesInstances: disposesInstances,
                 dependencies: dependencies, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
         }
         registry.lock.lock()
         let resolver = makeRegistration(
-            reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
+            reuse: reuse, keyBox: keyBox, disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
             asyncFactory: asyncFactory, isMainActor: isMainActor)
         // Its instances live no longer than this scope, and its factory receives this scope or one below:
         // whatever it resolves from there lives at least as long.
@@ -65,7 +67,7 @@ extension Scope {
     /// The container's registration, replacing or keeping an existing one as `policy` says.
     private func addToContainer<Service, Args, Failure: Error>(
         reuse: Reuse?,
-        key: AnyHashable?,
+        keyBox: AnyKeyBox?,
         policy: DuplicatePolicy<Failure>,
         disposesInstances: Bool,
         dependencies: [Dependency]?,
@@ -78,7 +80,7 @@ extension Scope {
         // look that type's metadata up once more per registration (a search of the runtime's cache).
         let registered = try registry.change { () throws(Failure) -> AnyObject in
             let resolver = makeRegistration(
-                reuse: reuse, key: key, disposesInstances: disposesInstances, dependencies: dependencies,
+                reuse: reuse, keyBox: keyBox, disposesInstances: disposesInstances, dependencies: dependencies,
                 factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
             // A disposed container resolves nothing: the registration is refused, and validation says so.
             guard !isDisposedValue else {
@@ -106,7 +108,7 @@ extension Scope {
     /// A new registration with the decorators that apply to it. Call with the lock held.
     private func makeRegistration<Service, Args>(
         reuse: Reuse?,
-        key: AnyHashable?,
+        keyBox: AnyKeyBox?,
         disposesInstances: Bool,
         dependencies: [Dependency]?,
         factory: @escaping (Scope, Args) throws -> Service,
@@ -114,7 +116,7 @@ extension Scope {
         isMainActor: Bool
     ) -> ServiceResolver<Service, Args> {
         let resolver = ServiceResolver(
-            key: key, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
+            keyBox: keyBox, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
             disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
             asyncFactory: asyncFactory, isMainActor: isMainActor)
         for decorator in registry.decorators where decorator.applies(to: resolver.serviceKey) {
@@ -125,6 +127,8 @@ extension Scope {
 
     /// Removes the container's registration (from the root scope) or this scope's own.
     func unregister(_ key: ServiceKey) -> Bool {
+        // Interned before the lock: its `==` is user code. None equal: nothing was registered under it.
+        guard let key = registry.keys.intern(key, adding: false) else { return false }
         guard parent != nil else {
             return registry.change {
                 guard let removed = registry.entries[key]?.registration else { return false }
@@ -147,7 +151,8 @@ extension Scope {
     /// Whether a registration for `key` is visible from this scope: its own or an ancestor's, or the
     /// container's.
     func isRegistered(_ key: ServiceKey) -> Bool {
-        registry.lock.withLock {
+        guard let key = registry.keys.intern(key, adding: false) else { return false }
+        return registry.lock.withLock {
             guard let entry = registry.entries[key] else { return false }
             if entry.registration != nil { return true }
             guard entry.hasScopeRegistrations else { return false }

@@ -346,13 +346,19 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Lookup<Service, Args> {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
+        // Interned before the lock: its `==` is user code. None equal: no registration or `provide` used the key.
+        let interned = registry.keys.intern(requested, adding: false)
         registry.lock.lock()
         if isDisposedValue {
             registry.lock.unlock()
             throw failure(.scopeDisposed, requested, scopeKey: self.key)
         }
         registry.publishTableIfNeeded()
-        switch find(requested, Service.self, Args.self) {
+        guard let interned else {
+            registry.lock.unlock()
+            return .resolved(try notFound(requested, arguments, entry: nil))
+        }
+        switch find(interned, Service.self, Args.self) {
         case .value(let value):
             registry.lock.unlock()
             return .resolved(value)

@@ -207,7 +207,30 @@ public final class Scope: Resolving, @unchecked Sendable {
     private func openScope(_ key: ScopeKey) -> Scope {
         // Hashed before the lock: hashing a key may run user code.
         let hash = key.hashValue
-        return registry.lock.withLock { child(key, hash: hash) ?? addChild(key, hash: hash) }
+        guard key.comparesWithUserCode else {
+            return registry.lock.withLock { child(key, hash: hash) ?? addChild(key, hash: hash) }
+        }
+        // The open children of the same hash are compared with the lock released, and the key is added once no
+        // child of its hash is left uncompared. (A match found is returned even if it is disposed meanwhile:
+        // it was open when it was found, as it would be had the disposal come just after.)
+        var compared = Set<ObjectIdentifier>()
+        // Holds the compared children, so that an identifier in `compared` names no other scope meanwhile.
+        var held: [[Scope]] = []
+        while true {
+            let (candidates, added) = registry.lock.withLock { () -> ([Scope], Scope?) in
+                let candidates = uncompared(hash: hash, compared: compared)
+                return (candidates, candidates.isEmpty ? addChild(key, hash: hash) : nil)
+            }
+            if let added { return added }
+            if let match = candidates.first(where: { $0.scopeKey == key }) { return match }
+            for candidate in candidates { compared.insert(ObjectIdentifier(candidate)) }
+            held.append(candidates)
+        }
+    }
+
+    /// The open children whose key has `hash`, except those in `compared`. Call with the lock held.
+    private func uncompared(hash: Int, compared: Set<ObjectIdentifier>) -> [Scope] {
+        children.all(hash: hash) { child in !compared.contains(ObjectIdentifier(child)) }
     }
 
     /// Opens a new child scope under a key made for it (see ``Resolving/openScope()``).
@@ -232,7 +255,10 @@ public final class Scope: Resolving, @unchecked Sendable {
     public subscript(key: AnyHashable) -> Scope? {
         let key = ScopeKey(erased: key)
         let hash = key.hashValue
-        return registry.lock.withLock { child(key, hash: hash) }
+        guard key.comparesWithUserCode else { return registry.lock.withLock { child(key, hash: hash) } }
+        // Compared with the lock released: the key's `==` is user code.
+        let candidates = registry.lock.withLock { uncompared(hash: hash, compared: Set()) }
+        return candidates.first { $0.scopeKey == key }
     }
 
     /// The open children in opening order. Call with the lock held.
@@ -240,7 +266,8 @@ public final class Scope: Resolving, @unchecked Sendable {
         children.all.sorted { $0.sequence < $1.sequence }
     }
 
-    /// The open child with `key`, whose hash is `hash`. Call with the lock held.
+    /// The open child with `key`, whose hash is `hash`: a key that compares without user code. Call with the
+    /// lock held.
     private func child(_ key: ScopeKey, hash: Int) -> Scope? {
         children.first(hash: hash) { $0.scopeKey == key }
     }
@@ -254,7 +281,8 @@ public final class Scope: Resolving, @unchecked Sendable {
     ///   - type: The type it resolves as; defaults to the value's static type.
     ///   - key: The key it resolves under, or nil.
     public func provide<Service: Sendable>(_ value: Service, as type: Service.Type = Service.self, key: AnyHashable? = nil) {
-        let serviceKey = ServiceKey(service: Service.self, key: key)
+        // Interned before the lock: its `==` is user code.
+        guard let serviceKey = registry.keys.intern(ServiceKey(service: Service.self, key: key), adding: true) else { return }
         let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock {
             guard !isDisposedValue else { return (nil, nil) }
             let replaced = locals.updateValue(.value(value), forKey: serviceKey)

@@ -36,21 +36,12 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
         }
     }
 
-    /// A registration's key: a `String` or `Int` key is boxed as its own type too, so that building the
-    /// lookup table allocates no box of its own for it.
-    init(service: Any.Type, arguments: Any.Type, registeredKey key: consuming AnyHashable?) {
+    /// A key with its key box as it is: a registration's (see ``KeyInterner/registeredBox(for:)``) or an
+    /// interned one.
+    init(service: Any.Type, arguments: Any.Type, box: AnyKeyBox?) {
         self.service = service
         self.arguments = arguments
-        switch consume key {
-        case .some(let key):
-            let hash = key.hashValue
-            switch CommonKey.of(key.base) {
-            case .string(let string)?: storedKey = KeyBox(string, key: key, hash: hash)
-            case .integer(let integer)?: storedKey = KeyBox(integer, key: key, hash: hash)
-            case nil: storedKey = AnyKeyBox(key, hash: hash)
-            }
-        case .none: storedKey = nil
-        }
+        storedKey = box
     }
 
     public static func == (lhs: ServiceKey, rhs: ServiceKey) -> Bool {
@@ -59,9 +50,14 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
             && Self.sameKey(lhs.storedKey, rhs.storedKey)
     }
 
-    private static func sameKey(_ left: AnyKeyBox?, _ right: AnyKeyBox?) -> Bool {
+    /// Two boxes interned by one ``KeyInterner`` hold equal keys only when they are one box: what the
+    /// container's lock guards compares them without running a key's `==`.
+    static func sameKey(_ left: AnyKeyBox?, _ right: AnyKeyBox?) -> Bool {
         guard let left, let right else { return left == nil && right == nil }
-        return left === right || (left.hash == right.hash && left.key == right.key)
+        if left === right { return true }
+        guard left.hash == right.hash else { return false }
+        if left.domain != 0, left.domain == right.domain { return false }
+        return left.key == right.key
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -113,7 +113,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
 
     /// Call with `registry`'s lock held: the registration's words are taken from it.
     init(
-        key: AnyHashable?,
+        keyBox: AnyKeyBox?,
         reuse: Reuse,
         index: Int,
         registry: Registry,
@@ -128,7 +128,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         self.isMainActor = isMainActor
         self.disposesInstances = disposesInstances
         self.dependencyList = dependencies
-        self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, registeredKey: consume key)
+        self.serviceKey = ServiceKey(service: Service.self, arguments: Args.self, box: keyBox)
         self.isClassService = CachedInstance.isItself(Service.self)
         self.reuse = reuse
         self.index = index
@@ -480,7 +480,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
 
     func duplicate(in registry: Registry, index: Int) -> any Registration {
         let copy = ServiceResolver(
-            key: serviceKey.key, reuse: reuse, index: index, registry: registry, disposesInstances: disposesInstances,
+            keyBox: serviceKey.keyBox, reuse: reuse, index: index, registry: registry, disposesInstances: disposesInstances,
             dependencies: dependencyList, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
         copy.matching = matching
         copy.onResolved = onResolved

@@ -334,6 +334,44 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// Eight threads register, provide, resolve, open a scope with and unregister equal keys of a type whose
+    /// `==` resolves from the same container (which the container's lock would deadlock on): each key value is
+    /// interned once, so every thread's key names the one registration and the one child scope.
+    @Test func equalKeysOfAUserTypeRaceToOneRegistration() throws {
+        #if DEBUG
+        let rounds = 50
+        #else
+        let rounds = 500
+        #endif
+        let threads = 8
+        for round in 0..<rounds {
+            let container = Container()
+            container.register(Foo.self) { Foo() }
+            let request = container.openScope("request")
+            let scopes = Shared<[ObjectIdentifier]>([])
+            let failures = Shared<[String]>([])
+            hammer(threads: threads) { index in
+                let key = ResolvingKey(name: "k\(round)", container: container)
+                container.register(Canary.self, reuse: .singleton, key: key) { Canary() }
+                request.provide(Canary(), key: ResolvingKey(name: "provided", container: container))
+                if container.resolve(Canary.self, key: ResolvingKey(name: "k\(round)", container: container)) == nil {
+                    failures.value.append("thread \(index) resolved nothing")
+                }
+                if request.resolve(Canary.self, key: ResolvingKey(name: "provided", container: container)) == nil {
+                    failures.value.append("thread \(index) found no provided value")
+                }
+                let scope = container.openScope(ResolvingKey(name: "scope", container: container))
+                scopes.value.append(ObjectIdentifier(scope))
+            }
+            #expect(failures.value.isEmpty, "\(failures.value.prefix(3))")
+            #expect(container.registrations.filter { $0.service == Canary.self }.count == 1, "round \(round)")
+            #expect(Set(scopes.value).count == 1, "one child scope for one key, round \(round)")
+            #expect(container.unregister(Canary.self, key: ResolvingKey(name: "k\(round)", container: container)))
+            #expect(container.registrations.filter { $0.service == Canary.self }.isEmpty)
+            container.dispose()
+        }
+    }
+
     /// Sixteen threads resolve from the current request scope nonstop (more busy threads than cores) while one
     /// runs request cycles: open a scope, resolve its session, make it current, dispose the previous one. The
     /// disposing thread never waits for a reader (waiting, each disposal cost a time slice whenever a reader

@@ -28,8 +28,7 @@ struct ChildTable: ~Copyable {
     var isEmpty: Bool { count == 0 }
 
     /// The first child in the chain of `hash` whose key has that hash and `matches`. A bucket chains keys
-    /// of other hashes too: only a key of the same hash is compared (`==` may be user code, and the caller
-    /// holds the container's lock).
+    /// of other hashes too: only a key of the same hash is passed to `matches`.
     func first(hash: Int, where matches: (Scope) -> Bool) -> Scope? {
         guard let storage else { return nil }
         var candidate = Self.bucket(hash, in: storage).pointee
@@ -38,6 +37,18 @@ struct ChildTable: ~Copyable {
             candidate = child.nextInBucket
         }
         return nil
+    }
+
+    /// The children whose key has `hash` and that `include` accepts; empty (allocating nothing) when none does.
+    func all(hash: Int, where include: (Scope) -> Bool) -> [Scope] {
+        guard let storage else { return [] }
+        var found: [Scope] = []
+        var candidate = Self.bucket(hash, in: storage).pointee
+        while let child = candidate {
+            if child.keyHash == hash, include(child) { found.append(child) }
+            candidate = child.nextInBucket
+        }
+        return found
     }
 
     /// Links `child`, which is in no table.

@@ -185,7 +185,7 @@ final class LookupTable {
         let box: AnyKeyBox
 
         /// The typed key of a registration's key, from its ``ServiceKey``'s box: a `String` or `Int` key's box
-        /// is already a ``KeyBox`` of its type (see ``ServiceKey/init(service:arguments:registeredKey:)``);
+        /// is already a ``KeyBox`` of its type (see ``KeyInterner/registeredBox(for:)``);
         /// any other key is read there (not copied: an `AnyHashable` copy goes through its box's value
         /// witnesses) and boxed as its own type.
         init?(_ key: AnyKeyBox) {
@@ -380,10 +380,14 @@ class AnyKeyBox: @unchecked Sendable {  // immutable; see `ServiceKey`'s note on
     let key: AnyHashable
     /// `key.hashValue`.
     let hash: Int
+    /// The ``KeyInterner/domain`` of the interner that interned this box, or 0: two boxes of one domain hold
+    /// equal keys only when they are the same box.
+    let domain: UInt
 
-    init(_ key: AnyHashable, hash: Int) {
+    init(_ key: AnyHashable, hash: Int, domain: UInt = 0) {
         self.key = key
         self.hash = hash
+        self.domain = domain
     }
 
     convenience init(_ key: AnyHashable) {

@@ -68,6 +68,9 @@ final class Registry: @unchecked Sendable {
     let waitLimit: WaitLimit
     /// The reuse of a registration that names none.
     let defaultReuse: Reuse
+    /// Every key in `entries`, the scopes' `locals`, `declaredProvided`, `observedEdges` and the decorators is
+    /// interned here first (see ``KeyInterner``): under the lock, keys compare without running their `==`.
+    let keys: KeyInterner
     @exclusivity(unchecked) var entries: [ServiceKey: Entry] = [:]
     /// The published ``LookupTable`` (owned by the word), or 0 when it has to be rebuilt.
     @usableFromInline let tableWord: AtomicWord
@@ -107,9 +110,10 @@ final class Registry: @unchecked Sendable {
     /// still the one registered, and its key has no scope-local values.
     @exclusivity(unchecked) private(set) var generation = 0
 
-    init(defaultReuse: Reuse, waitLimit: WaitLimit) {
+    init(defaultReuse: Reuse, waitLimit: WaitLimit, keys: KeyInterner = KeyInterner()) {
         self.defaultReuse = defaultReuse
         self.waitLimit = waitLimit
+        self.keys = keys
         tableWord = .allocate(count: 2)
         observedWord = tableWord.advanced(by: 1)
         observedWord.storeRelaxed(0)

@@ -61,6 +61,14 @@ enum ScopeKey: Hashable, @unchecked Sendable {
         }
     }
 
+    /// Whether comparing it with a key of the same kind runs user code: an `Int`, `String` or anonymous key
+    /// compares with the standard library's or Stimpak's `==`, and with an `.other` key of another type through
+    /// `AnyHashable`, which compares values of one type only.
+    var comparesWithUserCode: Bool {
+        if case .other = self { return true }
+        return false
+    }
+
     /// The type of the key's base, for `.scopedTo(KeyType.self)`.
     var baseType: ObjectIdentifier {
         switch self {
