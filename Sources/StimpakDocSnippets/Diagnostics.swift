@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (the snippets keep their documents' layout: aligned comments, long lines)
 // The snippets of Diagnostics.md. Each is copied verbatim from its document (.ci/check-doc-snippets.swift checks it),
 // inside a function so that it compiles; what follows a snippet only uses what it made.
 import Stimpak
