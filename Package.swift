@@ -21,6 +21,9 @@ let package = Package(
             name: "StimpakMainActorFixture", dependencies: ["Stimpak"],
             swiftSettings: [.defaultIsolation(MainActor.self)]),
         .target(name: "StimpakConfiguration", dependencies: ["Stimpak"]),
+        // Every Swift snippet of the README and the DocC articles, verbatim (.ci/check-doc-snippets proves it):
+        // building this target compiles the documentation's code.
+        .target(name: "StimpakDocSnippets", dependencies: ["Stimpak", "StimpakConfiguration"]),
         .executableTarget(name: "StimpakConfigurationExample", dependencies: ["StimpakConfiguration"]),
         .testTarget(name: "StimpakTests", dependencies: ["Stimpak", "StimpakMainActorFixture"]),
         .testTarget(name: "StimpakConfigurationTests", dependencies: ["StimpakConfiguration"]),
