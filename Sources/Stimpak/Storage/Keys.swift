@@ -1,3 +1,100 @@
+/// What identifies a registration: the service type, the type of its runtime arguments and an optional key.
+///
+/// Errors use it to name what was asked for, what is registered instead, and the resolution path.
+public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible {
+    // Unchecked only because `AnyHashable` is not `Sendable`: keys are documented to be immutable values
+    // (strings, numbers, enums), and Stimpak only hashes, compares and describes them.
+
+    /// The type that is resolved.
+    public let service: Any.Type
+    /// The runtime arguments' type: `()` for none, the type itself for one, a tuple for several.
+    public let arguments: Any.Type
+    /// The registration's key, or nil for an unkeyed registration.
+    public var key: AnyHashable? { storedKey?.key }
+    /// The key and its hash, computed once, in a box: a service key is copied and hashed often (each time a
+    /// dictionary that holds it grows), and copying or hashing an `AnyHashable` goes through its box's
+    /// value witnesses; a reference is one retain. A registration's `String` or `Int` key is boxed in a
+    /// ``KeyBox`` of its own type, which the lookup table uses as it is.
+    private let storedKey: AnyKeyBox?
+
+    /// The key's box, for code that reads the key without copying it (``LookupTable``), or nil.
+    var keyBox: AnyKeyBox? { storedKey }
+
+    /// Creates a key.
+    /// - Parameters:
+    ///   - service: The resolved type.
+    ///   - arguments: The runtime arguments' type (`Void.self` for none).
+    ///   - key: The registration key, or nil.
+    public init(service: Any.Type, arguments: Any.Type = Void.self, key: AnyHashable? = nil) {
+        self.service = service
+        self.arguments = arguments
+        // Consumed, so that the key moves into its box: each copy of an `AnyHashable` goes through its
+        // box's value witnesses (about 100 instructions), and a registration used to copy its key three times.
+        switch consume key {
+        case .some(let key): storedKey = AnyKeyBox(key)
+        case .none: storedKey = nil
+        }
+    }
+
+    /// A key with its key box as it is: a registration's (see ``KeyInterner/registeredBox(for:)``) or an
+    /// interned one.
+    init(service: Any.Type, arguments: Any.Type, box: AnyKeyBox?) {
+        self.service = service
+        self.arguments = arguments
+        storedKey = box
+    }
+
+    public static func == (lhs: ServiceKey, rhs: ServiceKey) -> Bool {
+        ObjectIdentifier(lhs.service) == ObjectIdentifier(rhs.service)
+            && ObjectIdentifier(lhs.arguments) == ObjectIdentifier(rhs.arguments)
+            && Self.sameKey(lhs.storedKey, rhs.storedKey)
+    }
+
+    /// Two boxes interned by one ``KeyInterner`` hold equal keys only when they are one box: what the
+    /// container's lock guards compares them without running a key's `==`.
+    static func sameKey(_ left: AnyKeyBox?, _ right: AnyKeyBox?) -> Bool {
+        guard let left, let right else { return left == nil && right == nil }
+        if left === right { return true }
+        guard left.hash == right.hash else { return false }
+        if left.domain != 0, left.domain == right.domain { return false }
+        return left.key == right.key
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(service))
+        hasher.combine(ObjectIdentifier(arguments))
+        hasher.combine(storedKey?.hash ?? 0)
+    }
+
+    /// The hash the standard library's dictionaries and sets use: the two type identities and the key's
+    /// stored hash mixed with multiplies (a registry hashes every key again each time its dictionary
+    /// grows, and a `Hasher` costs several times this). Type identities are addresses, not input an
+    /// attacker chooses, and the key's hash is the key's own seeded `hashValue`.
+    public func _rawHashValue(seed: Int) -> Int {
+        var bits = UInt(bitPattern: ObjectIdentifier(service)) &* 0x9E37_79B9_7F4A_7C15
+        bits ^= UInt(bitPattern: ObjectIdentifier(arguments)) &* 0xC2B2_AE3D_27D4_EB4F
+        bits ^= UInt(bitPattern: storedKey?.hash ?? 0)
+        bits ^= bits >> 29
+        bits &*= 0xBF58_476D_1CE4_E5B9
+        bits ^= bits >> 32
+        return Int(bitPattern: bits) ^ seed
+    }
+
+    /// Whether the registration takes runtime arguments.
+    var hasArguments: Bool { ObjectIdentifier(arguments) != ObjectIdentifier(Void.self) }
+
+    /// `Foo`, `Person(String, String)`, `Foo[key: "A"]`: how the key reads in a message.
+    public var description: String {
+        var text = String(describing: service)
+        if hasArguments {
+            let args = String(describing: arguments)
+            text += args.hasPrefix("(") ? args : "(\(args))"
+        }
+        if let key { text += "[key: \(String(reflecting: key.base))]" }
+        return text
+    }
+}
+
 /// The key a child scope was opened with, as a scope keeps it.
 ///
 /// `Int` and `String` keys (request ids, names) and the keys of anonymous scopes are held as themselves,
@@ -23,13 +120,13 @@ enum ScopeKey: Hashable, @unchecked Sendable {
     }
 
     init<Key: Hashable>(_ key: Key) {
-        // `Key` is the type compared in each branch: the casts only rename it.
+        // `Key` is the type compared in each branch.
         if Key.self == Int.self {
-            self = .integer(unsafeBitCast(key, to: Int.self))
+            self = .integer(renamed(key, as: Int.self))
         } else if Key.self == String.self {
-            self = .string(unsafeBitCast(key, to: String.self))
+            self = .string(renamed(key, as: String.self))
         } else if Key.self == AnyHashable.self {
-            self.init(erased: unsafeBitCast(key, to: AnyHashable.self))
+            self.init(erased: renamed(key, as: AnyHashable.self))
         } else {
             self.init(erased: AnyHashable(key))
         }

@@ -36,7 +36,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// The factory of a registration made with an `async` one, which only an `async` resolve runs (then
     /// `factory` is never called); nil for a synchronous registration.
     let asyncFactory: ((Scope, Args) async throws -> Service)?
-    private let hasAsyncFactory: Bool
+    let hasAsyncFactory: Bool
     /// Made with a main-actor factory: `factory` runs it on the main thread, `asyncFactory` hops there.
     let isMainActor: Bool
     /// Whether the cache disposes a `Disposable` instance: false for an instance registered as it is,
@@ -65,48 +65,23 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     @exclusivity(unchecked) var decoratorsIfAny: [Decorator<Service>]?
     /// What ``route`` reads, kept beside the generic settings above: reading those in unspecialized code looks
     /// their generic metadata up (thousands of instructions per registration when a table is built).
-    @exclusivity(unchecked) private var ignoresArguments = true
-    @exclusivity(unchecked) private var hasResolvedCallback = false
+    @exclusivity(unchecked) var ignoresArguments = true
+    @exclusivity(unchecked) var hasResolvedCallback = false
     /// What happens to a `Disposable` instance of a transient: refused unless tracked or allowed.
     @exclusivity(unchecked) var disposableTransients: DisposableTransients = .refused
     /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
     /// a ``Slot``, or an ``InstanceCache`` once the registration has a comparator.
     @exclusivity(unchecked) var rootCache: AnyObject?
-    /// `InstanceBox<Service>`, looked up on the first creation and remembered: the locked path runs
-    /// unspecialized, and naming the generic type there would look its metadata up on every creation (and
-    /// doing it at registration would cost every registration that is never made).
-    var boxType: InstanceBox<Service>.Type {
-        let cached = boxTypeWord.loadRelaxed()
-        // A metatype is one word: the cast only renames it. Two threads may both store it: the same value.
-        if cached != 0 { return unsafeBitCast(cached, to: InstanceBox<Service>.Type.self) }
-        let type = InstanceBox<Service>.self
-        boxTypeWord.storeRelaxed(unsafeBitCast(type, to: UInt.self))
-        return type
-    }
-    /// What a cache keeps for `instance` (see ``CachedInstance``): the instance itself for a class `Service`,
-    /// else a box.
-    func cached(_ instance: Service) -> AnyObject {
-        // A class `Service`'s value is one object reference: the cast only renames it.
-        isClassService ? unsafeBitCast(instance, to: AnyObject.self) : boxType.init(instance)
-    }
-
-    /// Whether ``cached(_:)`` boxes an instance (an ``InstanceBox``), rather than keeping it as it is.
-    var cachesInBox: Bool { !isClassService }
-
-    /// The instance in what ``cached(_:)`` made.
-    func instance(in cached: AnyObject) -> Service {
-        isClassService ? unsafeBitCast(cached, to: Service.self) : unsafeDowncast(cached, to: InstanceBox<Service>.self).value
-    }
 
     /// The metadata of `InstanceBox<Service>` once looked up (see ``boxType``), or 0.
-    private let boxTypeWord: AtomicWord
+    let boxTypeWord: AtomicWord
     /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
     /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
-    private let disposableCheck: AtomicWord
+    let disposableCheck: AtomicWord
     /// Whether `Service` is a class type (not a protocol's existential, not a value type): an instance's
     /// dynamic type is then read from the object itself (see ``dynamicType(of:)``), and a cache keeps the
     /// instance itself (see ``cached(_:)``).
-    private let isClassService: Bool
+    let isClassService: Bool
     /// 1 once a transient registration's first instance was found not `Disposable`; 0 before (and forever
     /// if it was). Read and written atomically: a stale 0 only costs a check.
     @usableFromInline let transientCheck: AtomicWord
@@ -140,62 +115,8 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         self.boxTypeWord = rootWord.advanced(by: 3)
     }
 
-    /// How `instance` disposes itself: as a `Disposable`, as an `AsyncDisposable`, or not at all. The last
-    /// dynamic type found to be neither is remembered, so that the runtime's conformance lookups (two casts,
-    /// thousands of instructions) run only when the type changes or conforms. An `Optional` or an
-    /// `AnyHashable` is never remembered: the casts look inside it, so the next value of the same type (a
-    /// `Disposable` after a nil) may conform.
-    func disposal(of instance: Service) -> InstanceDisposal {
-        let type = dynamicType(of: instance)
-        let bits = UInt(bitPattern: ObjectIdentifier(type))
-        if disposableCheck.loadRelaxed() == bits { return .none }
-        if let disposable = instance as? any Disposable {
-            disposableCheck.storeRelaxed(bits | 1)
-            return .sync(disposable)
-        }
-        if let disposable = instance as? any AsyncDisposable {
-            disposableCheck.storeRelaxed(bits | 1)
-            return .async(disposable)
-        }
-        if !castsLookInside(type) { disposableCheck.storeRelaxed(bits) }
-        return .none
-    }
-
-    /// `instance`'s dynamic type: read from the object for a class `Service` (a subclass's instance has
-    /// its own), and otherwise through `Any`, since in generic code `type(of:)` of an existential `Service`
-    /// is the existential type (boxing it costs about 150 instructions more).
-    private func dynamicType(of instance: Service) -> any Any.Type {
-        guard isClassService else { return Swift.type(of: instance as Any) }
-        // `Service` is a class type: the value is one object reference, and the cast only renames it.
-        return Swift.type(of: unsafeBitCast(instance, to: AnyObject.self))
-    }
-
-    /// Whether a new `instance` needs no ``DisposalRecord``: no `onDispose` hook, and the container did not
-    /// make it, or its dynamic type is the one last found to be neither `Disposable` nor `AsyncDisposable`.
-    /// One word compared, where making the record (nil) copies the instance and switches over the hooks;
-    /// false means "make the record", which looks the conformances up when the type is new.
-    func needsNoDisposalRecord(_ instance: Service, onDispose: DisposeHook<Service>?) -> Bool {
-        guard case nil = onDispose else { return false }
-        return !disposesInstances
-            || disposableCheck.loadRelaxed() == UInt(bitPattern: ObjectIdentifier(dynamicType(of: instance)))
-    }
-
     /// The registration's key, or nil.
     public var key: AnyHashable? { serviceKey.key }
-
-    /// Whether a child scope keeps its instance in its table as it is, with no ``Slot`` (see
-    /// ``Scope/resolveInTable(_:_:owner:)``): `.inScope` or `.scopedTo`, arguments ignored, no `resolved`
-    /// callback, a synchronous factory. Call with the lock held.
-    var isKeptInTable: Bool {
-        (reuse.kind == .inScope || reuse.kind == .scopedTo) && ignoresArguments && !hasResolvedCallback && !hasAsyncFactory
-    }
-
-    /// Whether a synchronous resolve on this thread cannot make an instance: the factory is `async`, or runs
-    /// on the main actor and this is not the main thread.
-    var requiresAwaitHere: Bool {
-        guard hasAsyncFactory else { return false }
-        return !isMainActor || !MainActorCheck.isCurrent
-    }
 
     /// The services its factory resolves, when they are known without making an instance (an autowired
     /// registration's parameter types, an `Optional` one's wrapped type, or what `dependsOn(_:)` declared);
@@ -405,168 +326,4 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         }
     }
 
-    var route: LookupTable.Route? {
-        switch reuse.kind {
-        case .transient:
-            guard !hasAsyncFactory else { return nil }
-            return !hasResolvedCallback && disposableTransients != .tracked && decoratorsIfAny == nil ? .transient : nil
-        case .graph:
-            return nil
-        case .singleton, .inScope, .scopedTo, .weak:
-            guard ignoresArguments else { return nil }
-            switch reuse.kind {
-            case .singleton: return .root
-            case .weak: return .weakRoot
-            default: return .scoped
-            }
-        }
-    }
-
-    func attach(_ decorator: AnyDecorator) {
-        // It applies to this service type, so the cast succeeds; it runs once, here, not per creation.
-        if let typed = decorator.typed(Service.self) { decoratorsIfAny = (decoratorsIfAny ?? []) + [typed] }
-    }
-
-    func makeEagerly(from root: Scope) throws(ResolutionError) {
-        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self), let arguments = () as? Args else {
-            throw ResolutionError(.eagerSingletonWithArguments, requested: serviceKey)
-        }
-        _ = try root.resolveInstance(Service.self, arguments, key: serviceKey.key)
-    }
-
-    func makeEagerly(from root: Scope) async throws(ResolutionError) {
-        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self), let arguments = () as? Args else {
-            throw ResolutionError(.eagerSingletonWithArguments, requested: serviceKey)
-        }
-        do {
-            _ = try await root.resolveInstanceAsync(Service.self, arguments, key: serviceKey.key)
-        } catch let error as ResolutionError {
-            throw error
-        } catch {
-            // Cancelled while it waited for another task's creation.
-            throw ResolutionError(.factoryFailed, requested: serviceKey, underlyingError: error)
-        }
-    }
-
-    var declaredDependencies: [Dependency]? { dependencyList }
-
-    var rootCacheObject: AnyObject? { rootCache }
-
-    var isAsync: Bool { hasAsyncFactory && !isMainActor }
-
-    var registrationFindings: [ResolutionError] {
-        var findings: [ResolutionError] = []
-        if reuse.kind == .weak, Self.isValueType(Service.self) {
-            findings.append(ResolutionError(.weakValueType, requested: serviceKey))
-        }
-        // An optional service is judged by its wrapped type: a value of it that is there is refused.
-        let madeType = unwrappingOptionals(Service.self)
-        if reuse.kind == .transient, disposableTransients == .refused,
-           madeType is any Disposable.Type || madeType is any AsyncDisposable.Type {
-            findings.append(ResolutionError(.disposableTransient, requested: serviceKey))
-        }
-        if reuse.isEager, serviceKey.hasArguments {
-            findings.append(ResolutionError(.eagerSingletonWithArguments, requested: serviceKey))
-        }
-        return findings
-    }
-
-    /// Whether `type` is a struct, an enum, an optional or a tuple: its metadata's kind says so (the kinds of
-    /// the Swift ABI's type metadata: 0x200, 0x201, 0x202, 0x301); a class, a protocol or a metatype is not.
-    private static func isValueType(_ type: Any.Type) -> Bool {
-        let kind = unsafeBitCast(type, to: UnsafePointer<UInt>.self).pointee
-        return kind == 0x200 || kind == 0x201 || kind == 0x202 || kind == 0x301
-    }
-
-    func duplicate(in registry: Registry, index: Int) -> any Registration {
-        let copy = ServiceResolver(
-            keyBox: serviceKey.keyBox, reuse: reuse, index: index, registry: registry, disposesInstances: disposesInstances,
-            dependencies: dependencyList, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
-        copy.matching = matching
-        copy.onResolved = onResolved
-        copy.onDispose = onDispose
-        copy.allowsCaptiveDependencies = allowsCaptiveDependencies
-        copy.decoratorsIfAny = decoratorsIfAny
-        copy.disposableTransients = disposableTransients
-        return copy
-    }
-
-    func resolveForValidation(from scope: Scope) async throws {
-        guard let arguments = () as? Args else { return }
-        _ = try await scope.resolveInstanceAsync(Service.self, arguments, key: serviceKey.key)
-    }
-
-    func takeRootCache() -> AnyObject? {
-        rootWord.publish(nil)
-        defer { rootCache = nil }
-        return rootCache
-    }
-}
-
-/// Arguments whose types are all `Hashable`, as one `Hashable` value.
-struct HashableArguments<each Value: Hashable>: Hashable {
-    let values: (repeat each Value)
-
-    init(_ values: repeat each Value) {
-        self.values = (repeat each values)
-    }
-
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        for (left, right) in repeat (each lhs.values, each rhs.values) {
-            if left != right { return false }
-        }
-        return true
-    }
-
-    func hash(into hasher: inout Hasher) {
-        for value in repeat each values {
-            hasher.combine(value)
-        }
-    }
-}
-
-/// How an instance disposes itself (see ``ServiceRegistration/disposal(of:)``).
-enum InstanceDisposal {
-    case none
-    case sync(any Disposable)
-    case async(any AsyncDisposable)
-}
-
-/// A registration's `onDispose` callback.
-enum DisposeHook<Service> {
-    case sync(@Sendable (Service) throws -> Void, replacesDispose: Bool)
-    case async(@Sendable (Service) async throws -> Void, replacesDispose: Bool)
-}
-
-/// What happens to a `Disposable` instance of a transient registration.
-enum DisposableTransients {
-    /// Disposed at once and refused with ``ResolutionError/Code/disposableTransient``: nobody would dispose it.
-    case refused
-    /// Kept by the resolving scope and disposed with it.
-    case tracked
-    /// Handed out; the caller disposes it.
-    case allowed
-}
-
-/// Whether a dynamic cast of a value of `type` looks inside the value: an `Optional` casts its wrapped value
-/// (or fails, when nil), an `AnyHashable` its base. Two values of such a type may differ in what they
-/// conform to, so what one of them conforms to is not remembered for the type.
-func castsLookInside(_ type: any Any.Type) -> Bool {
-    type is any OptionalValue.Type || type == AnyHashable.self
-}
-
-/// `type` without the `Optional`s around it: `Connection` for `Connection??`.
-func unwrappingOptionals(_ type: any Any.Type) -> any Any.Type {
-    var type = type
-    while let optional = type as? any OptionalValue.Type { type = optional.wrappedType }
-    return type
-}
-
-/// Conformed to by every `Optional`, to recognize one and its wrapped type from its type.
-protocol OptionalValue {
-    static var wrappedType: any Any.Type { get }
-}
-
-extension Optional: OptionalValue {
-    static var wrappedType: any Any.Type { Wrapped.self }
 }

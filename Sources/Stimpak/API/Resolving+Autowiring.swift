@@ -161,7 +161,7 @@ extension Optional: Autowirable {
                 wrapped = nil
             }
             // `Value` is `Self`, that is `Wrapped?`.
-            return unsafeBitCast(wrapped, to: Value.self)
+            return renamed(wrapped, as: Value.self)
         }
     }
 }

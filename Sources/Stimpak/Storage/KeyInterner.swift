@@ -1,5 +1,3 @@
-import CStimpakAtomics
-
 /// One box per distinct registration key whose `==` is user code, so that nothing the container's lock guards
 /// compares such keys by calling it.
 ///
@@ -26,7 +24,7 @@ final class KeyInterner: @unchecked Sendable {  // `boxes` is guarded by `lock`
     private nonisolated(unsafe) static let domains = AtomicWord.allocate(count: 1)
 
     init() {
-        domain = UInt(stimpak_fetch_add(Self.domains.address, 1)) &+ 1
+        domain = Self.domains.fetchAdd(1) &+ 1
     }
 
     /// Whether `box` is to be interned: its key is not already interned here, and its base is not of one of the

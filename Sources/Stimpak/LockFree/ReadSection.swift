@@ -53,6 +53,11 @@ struct AtomicWord {
         AtomicWord(address + offset)
     }
 
+    /// Adds `value` atomically (seq-cst); returns the value before.
+    func fetchAdd(_ value: UInt) -> UInt {
+        UInt(stimpak_fetch_add(address, value))
+    }
+
     @inlinable @inline(__always)
     func load() -> UInt {
         stimpak_load(address)

@@ -20,7 +20,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// address `_getUnsafePointerToStoredProperties` gives (`init` asserts it), as swift-atomics' `ManagedAtomic`
     /// keeps its value. Swift code never reads or writes it after `init`: every access is atomic, through the
     /// words. A scope outlives every use of its words, since whoever reads them holds the scope.
-    private var words: (UInt, UInt) = (0, 0)
+    var words: (UInt, UInt) = (0, 0)
 
     /// The key the scope was opened with; nil for the container's root scope.
     public var key: AnyHashable? { scopeKey?.erased }
@@ -36,11 +36,6 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// `key`'s hash, computed once: the parent finds and removes its children by it.
     let keyHash: Int
     /// Nonzero once disposed.
-    @inlinable var disposedWord: AtomicWord {
-        AtomicWord(_getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt.self))
-    }
-    /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0.
-    @inlinable var tableWord: AtomicWord { disposedWord.advanced(by: 1) }
 
     /// The open children by their key's hash. So a scope is detached by identity, without comparing keys.
     @exclusivity(unchecked) var children = ChildTable()
@@ -96,78 +91,6 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
     }
 
-    /// Sets the words through their atomic accessors, as every later access is (a plain store to a property
-    /// that Swift code never reads again is one the optimizer may drop), after checking that `words` is where
-    /// they look: the first stored property.
-    private func initializeWords(isDisposed: Bool) {
-        assert(withUnsafeMutablePointer(to: &words) { UnsafeMutableRawPointer($0) } == disposedWord.address,
-               "Scope.words must be the first stored property")
-        disposedWord.storeRelaxed(isDisposed ? 1 : 0)
-        tableWord.storeRelaxed(0)
-    }
-
-    /// Whether the scope is disposed. Set with the lock held.
-    var isDisposedValue: Bool {
-        get { disposedWord.loadRelaxed() != 0 }
-        set { disposedWord.store(newValue ? 1 : 0) }
-    }
-
-    // MARK: Caches (call with the lock held)
-
-    /// This child scope's cache for the registration with `index`: a ``Slot`` or an ``InstanceCache``.
-    func cache(for index: Int) -> AnyObject? {
-        table?.cache(for: index)
-    }
-
-    /// Sets this child scope's cache for the registration with `index`, growing the table if it is full.
-    func setCache(_ cache: AnyObject, for index: Int) {
-        tableWithRoom()._withUnsafeGuaranteedRef { $0.set(cache, for: index) }
-    }
-
-    /// Keeps `instance` (an ``InstanceBox`` when `isBox`), which this child scope made for `registration`, in
-    /// its table as it is (see ``resolveInTable(_:_:owner:)``), with its creation number, and publishes it.
-    func keep(_ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int) {
-        tableWithRoom()._withUnsafeGuaranteedRef {
-            $0.keep(instance, isBox: isBox, of: registration, creation: creation, for: index)
-        }
-    }
-
-    /// This child scope's table, replaced by a larger copy first when another entry does not fit (published
-    /// with the entries it took over; the new entry's index is stored atomically after). Call with the lock
-    /// held. Unretained (`table` holds it, and only the lock's holder replaces it): a retained result cost a
-    /// retain and a release per use.
-    private func tableWithRoom() -> Unmanaged<ScopeTable> {
-        if let table {
-            if table.hasRoom { return .passUnretained(table) }
-            self.table = ScopeTable.make(growing: table)
-        } else {
-            self.table = ScopeTable.make(capacity: 4)
-        }
-        let larger = Unmanaged.passUnretained(table.unsafelyUnwrapped)
-        larger._withUnsafeGuaranteedRef { tableWord.publish($0) }
-        return larger
-    }
-
-    /// Drops this child scope's cache for `index` (see ``ScopeTable/clear(for:)``).
-    func clearCache(for index: Int) {
-        table?.clear(for: index)
-    }
-
-    /// This child scope's cache for `index` (unretained) and, for an instance kept as it is, its creation
-    /// number (else 0). Call with the lock held.
-    func tableEntry(for index: Int) -> (cache: Unmanaged<AnyObject>, creation: Int)? {
-        table?.entry(for: index)
-    }
-
-    /// Every cache of this child scope (slots, instance caches, instances kept as they are with their
-    /// registrations and creation numbers). Call with the lock held.
-    var tableCaches: [(cache: AnyObject, kept: ScopeTable.Kept?)] { table?.caches ?? [] }
-
-    /// Publishes an `.inScope` instance (see ``CachedInstance``) of this child scope for the lock-free path;
-    /// its cache is set.
-    func publish(_ box: AnyObject, index: Int) {
-        table?.publish(box, for: index)
-    }
 
     /// The container's root scope, where singletons live.
     public var root: Scope {

@@ -1,0 +1,82 @@
+/// A scope's words that lock-free readers load (its disposed flag and its published ``ScopeTable``), kept at
+/// the start of its stored properties, and the table the locked path fills and publishes.
+extension Scope {
+    @inlinable var disposedWord: AtomicWord {
+        AtomicWord(_getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt.self))
+    }
+    /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0.
+    @inlinable var tableWord: AtomicWord { disposedWord.advanced(by: 1) }
+
+    /// Sets the words through their atomic accessors, as every later access is (a plain store to a property
+    /// that Swift code never reads again is one the optimizer may drop), after checking that `words` is where
+    /// they look: the first stored property.
+    func initializeWords(isDisposed: Bool) {
+        assert(withUnsafeMutablePointer(to: &words) { UnsafeMutableRawPointer($0) } == disposedWord.address,
+               "Scope.words must be the first stored property")
+        disposedWord.storeRelaxed(isDisposed ? 1 : 0)
+        tableWord.storeRelaxed(0)
+    }
+
+    /// Whether the scope is disposed. Set with the lock held.
+    var isDisposedValue: Bool {
+        get { disposedWord.loadRelaxed() != 0 }
+        set { disposedWord.store(newValue ? 1 : 0) }
+    }
+
+    // MARK: Caches (call with the lock held)
+
+    /// This child scope's cache for the registration with `index`: a ``Slot`` or an ``InstanceCache``.
+    func cache(for index: Int) -> AnyObject? {
+        table?.cache(for: index)
+    }
+
+    /// Sets this child scope's cache for the registration with `index`, growing the table if it is full.
+    func setCache(_ cache: AnyObject, for index: Int) {
+        tableWithRoom()._withUnsafeGuaranteedRef { $0.set(cache, for: index) }
+    }
+
+    /// Keeps `instance` (an ``InstanceBox`` when `isBox`), which this child scope made for `registration`, in
+    /// its table as it is (see ``resolveInTable(_:_:owner:)``), with its creation number, and publishes it.
+    func keep(_ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int) {
+        tableWithRoom()._withUnsafeGuaranteedRef {
+            $0.keep(instance, isBox: isBox, of: registration, creation: creation, for: index)
+        }
+    }
+
+    /// This child scope's table, replaced by a larger copy first when another entry does not fit (published
+    /// with the entries it took over; the new entry's index is stored atomically after). Call with the lock
+    /// held. Unretained (`table` holds it, and only the lock's holder replaces it): a retained result cost a
+    /// retain and a release per use.
+    private func tableWithRoom() -> Unmanaged<ScopeTable> {
+        if let table {
+            if table.hasRoom { return .passUnretained(table) }
+            self.table = ScopeTable.make(growing: table)
+        } else {
+            self.table = ScopeTable.make(capacity: 4)
+        }
+        let larger = Unmanaged.passUnretained(table.unsafelyUnwrapped)
+        larger._withUnsafeGuaranteedRef { tableWord.publish($0) }
+        return larger
+    }
+
+    /// Drops this child scope's cache for `index` (see ``ScopeTable/clear(for:)``).
+    func clearCache(for index: Int) {
+        table?.clear(for: index)
+    }
+
+    /// This child scope's cache for `index` (unretained) and, for an instance kept as it is, its creation
+    /// number (else 0). Call with the lock held.
+    func tableEntry(for index: Int) -> (cache: Unmanaged<AnyObject>, creation: Int)? {
+        table?.entry(for: index)
+    }
+
+    /// Every cache of this child scope (slots, instance caches, instances kept as they are with their
+    /// registrations and creation numbers). Call with the lock held.
+    var tableCaches: [(cache: AnyObject, kept: ScopeTable.Kept?)] { table?.caches ?? [] }
+
+    /// Publishes an `.inScope` instance (see ``CachedInstance``) of this child scope for the lock-free path;
+    /// its cache is set.
+    func publish(_ box: AnyObject, index: Int) {
+        table?.publish(box, for: index)
+    }
+}

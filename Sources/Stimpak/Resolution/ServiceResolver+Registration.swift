@@ -1,0 +1,161 @@
+/// What the resolve path asks of a registration (``Registration``): its route, how its instances dispose
+/// themselves, whether it is kept in a scope's table, its eager creation, validation's findings.
+extension ServiceRegistration {
+    /// How `instance` disposes itself: as a `Disposable`, as an `AsyncDisposable`, or not at all. The last
+    /// dynamic type found to be neither is remembered, so that the runtime's conformance lookups (two casts,
+    /// thousands of instructions) run only when the type changes or conforms. An `Optional` or an
+    /// `AnyHashable` is never remembered: the casts look inside it, so the next value of the same type (a
+    /// `Disposable` after a nil) may conform.
+    func disposal(of instance: Service) -> InstanceDisposal {
+        let type = dynamicType(of: instance)
+        let bits = UInt(bitPattern: ObjectIdentifier(type))
+        if disposableCheck.loadRelaxed() == bits { return .none }
+        if let disposable = instance as? any Disposable {
+            disposableCheck.storeRelaxed(bits | 1)
+            return .sync(disposable)
+        }
+        if let disposable = instance as? any AsyncDisposable {
+            disposableCheck.storeRelaxed(bits | 1)
+            return .async(disposable)
+        }
+        if !castsLookInside(type) { disposableCheck.storeRelaxed(bits) }
+        return .none
+    }
+
+    /// Whether a new `instance` needs no ``DisposalRecord``: no `onDispose` hook, and the container did not
+    /// make it, or its dynamic type is the one last found to be neither `Disposable` nor `AsyncDisposable`.
+    /// One word compared, where making the record (nil) copies the instance and switches over the hooks;
+    /// false means "make the record", which looks the conformances up when the type is new.
+    func needsNoDisposalRecord(_ instance: Service, onDispose: DisposeHook<Service>?) -> Bool {
+        guard case nil = onDispose else { return false }
+        return !disposesInstances
+            || disposableCheck.loadRelaxed() == UInt(bitPattern: ObjectIdentifier(dynamicType(of: instance)))
+    }
+
+    /// Whether a child scope keeps its instance in its table as it is, with no ``Slot`` (see
+    /// ``Scope/resolveInTable(_:_:owner:)``): `.inScope` or `.scopedTo`, arguments ignored, no `resolved`
+    /// callback, a synchronous factory. Call with the lock held.
+    var isKeptInTable: Bool {
+        (reuse.kind == .inScope || reuse.kind == .scopedTo) && ignoresArguments && !hasResolvedCallback && !hasAsyncFactory
+    }
+
+    /// Whether a synchronous resolve on this thread cannot make an instance: the factory is `async`, or runs
+    /// on the main actor and this is not the main thread.
+    var requiresAwaitHere: Bool {
+        guard hasAsyncFactory else { return false }
+        return !isMainActor || !MainActorCheck.isCurrent
+    }
+
+    var route: LookupTable.Route? {
+        switch reuse.kind {
+        case .transient:
+            guard !hasAsyncFactory else { return nil }
+            return !hasResolvedCallback && disposableTransients != .tracked && decoratorsIfAny == nil ? .transient : nil
+        case .graph:
+            return nil
+        case .singleton, .inScope, .scopedTo, .weak:
+            guard ignoresArguments else { return nil }
+            switch reuse.kind {
+            case .singleton: return .root
+            case .weak: return .weakRoot
+            default: return .scoped
+            }
+        }
+    }
+
+    func attach(_ decorator: AnyDecorator) {
+        // It applies to this service type, so the cast succeeds; it runs once, here, not per creation.
+        if let typed = decorator.typed(Service.self) { decoratorsIfAny = (decoratorsIfAny ?? []) + [typed] }
+    }
+
+    func makeEagerly(from root: Scope) throws(ResolutionError) {
+        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self), let arguments = () as? Args else {
+            throw ResolutionError(.eagerSingletonWithArguments, requested: serviceKey)
+        }
+        _ = try root.resolveInstance(Service.self, arguments, key: serviceKey.key)
+    }
+
+    func makeEagerly(from root: Scope) async throws(ResolutionError) {
+        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self), let arguments = () as? Args else {
+            throw ResolutionError(.eagerSingletonWithArguments, requested: serviceKey)
+        }
+        do {
+            _ = try await root.resolveInstanceAsync(Service.self, arguments, key: serviceKey.key)
+        } catch let error as ResolutionError {
+            throw error
+        } catch {
+            // Cancelled while it waited for another task's creation.
+            throw ResolutionError(.factoryFailed, requested: serviceKey, underlyingError: error)
+        }
+    }
+
+    var declaredDependencies: [Dependency]? { dependencyList }
+
+    var rootCacheObject: AnyObject? { rootCache }
+
+    var isAsync: Bool { hasAsyncFactory && !isMainActor }
+
+    var registrationFindings: [ResolutionError] {
+        var findings: [ResolutionError] = []
+        if reuse.kind == .weak, Self.isValueType(Service.self) {
+            findings.append(ResolutionError(.weakValueType, requested: serviceKey))
+        }
+        // An optional service is judged by its wrapped type: a value of it that is there is refused.
+        let madeType = unwrappingOptionals(Service.self)
+        if reuse.kind == .transient, disposableTransients == .refused,
+           madeType is any Disposable.Type || madeType is any AsyncDisposable.Type {
+            findings.append(ResolutionError(.disposableTransient, requested: serviceKey))
+        }
+        if reuse.isEager, serviceKey.hasArguments {
+            findings.append(ResolutionError(.eagerSingletonWithArguments, requested: serviceKey))
+        }
+        return findings
+    }
+
+    func duplicate(in registry: Registry, index: Int) -> any Registration {
+        let copy = ServiceResolver(
+            keyBox: serviceKey.keyBox, reuse: reuse, index: index, registry: registry, disposesInstances: disposesInstances,
+            dependencies: dependencyList, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
+        copy.matching = matching
+        copy.onResolved = onResolved
+        copy.onDispose = onDispose
+        copy.allowsCaptiveDependencies = allowsCaptiveDependencies
+        copy.decoratorsIfAny = decoratorsIfAny
+        copy.disposableTransients = disposableTransients
+        return copy
+    }
+
+    func resolveForValidation(from scope: Scope) async throws {
+        guard let arguments = () as? Args else { return }
+        _ = try await scope.resolveInstanceAsync(Service.self, arguments, key: serviceKey.key)
+    }
+
+    func takeRootCache() -> AnyObject? {
+        rootWord.publish(nil)
+        defer { rootCache = nil }
+        return rootCache
+    }
+}
+
+/// Whether a dynamic cast of a value of `type` looks inside the value: an `Optional` casts its wrapped value
+/// (or fails, when nil), an `AnyHashable` its base. Two values of such a type may differ in what they
+/// conform to, so what one of them conforms to is not remembered for the type.
+func castsLookInside(_ type: any Any.Type) -> Bool {
+    type is any OptionalValue.Type || type == AnyHashable.self
+}
+
+/// `type` without the `Optional`s around it: `Connection` for `Connection??`.
+func unwrappingOptionals(_ type: any Any.Type) -> any Any.Type {
+    var type = type
+    while let optional = type as? any OptionalValue.Type { type = optional.wrappedType }
+    return type
+}
+
+/// Conformed to by every `Optional`, to recognize one and its wrapped type from its type.
+protocol OptionalValue {
+    static var wrappedType: any Any.Type { get }
+}
+
+extension Optional: OptionalValue {
+    static var wrappedType: any Any.Type { Wrapped.self }
+}
