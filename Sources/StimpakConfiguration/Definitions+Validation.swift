@@ -33,10 +33,7 @@ extension Definitions {
 
     /// The loops of service references, as names that end where they start: one for each reference that
     /// leads back to a service whose references are still being followed.
-    ///
-    /// One depth-first pass in `names`' order, following each service's references in argument order, with
-    /// the path kept in an array rather than on the call stack: each service and each reference is visited
-    /// once, whatever the depth.
+    /// Services are followed in `names`' order, references in argument order (see ``CycleSearch``).
     static func loops(among names: [String], _ services: [String: DefinitionNamespace.Record]) -> [[String]] {
         let numbers = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         // Each service's distinct references to services (a parameter is no link of a loop), by number.
@@ -49,37 +46,6 @@ extension Definitions {
                 return number
             }
         }
-        enum Colour { case unvisited, onPath, finished }
-        var colours = [Colour](repeating: .unvisited, count: names.count)
-        // Where each service on the path stands in it, for cutting a loop out of the path.
-        var positions = [Int](repeating: 0, count: names.count)
-        // The services whose references are being followed, each with the index of its next reference.
-        var path: [(service: Int, next: Int)] = []
-        var loops: [[String]] = []
-        for start in names.indices where colours[start] == .unvisited {
-            colours[start] = .onPath
-            positions[start] = 0
-            path.append((start, 0))
-            while let (service, next) = path.last {
-                guard next < references[service].count else {
-                    colours[service] = .finished
-                    path.removeLast()
-                    continue
-                }
-                path[path.count - 1].next += 1
-                let target = references[service][next]
-                switch colours[target] {
-                case .unvisited:
-                    colours[target] = .onPath
-                    positions[target] = path.count
-                    path.append((target, 0))
-                case .onPath:
-                    loops.append(path[positions[target]...].map { names[$0.service] } + [names[target]])
-                case .finished:
-                    break
-                }
-            }
-        }
-        return loops
+        return CycleSearch.cycles(edges: references).map { loop in loop.map { names[$0] } }
     }
 }

@@ -245,10 +245,7 @@ struct ValidationSnapshot {
     /// The cycles of required (and optional) dependencies, each as a path that ends where it starts, listed
     /// under the place in `nodes` of the service it starts at: one for each dependency that leads back to a
     /// service whose dependencies are still being followed.
-    ///
-    /// One depth-first pass in registration order, following each service's dependencies in declared order,
-    /// with the path kept in an array rather than on the call stack: each service and each dependency is
-    /// visited once, whatever the length of a chain.
+    /// Registrations are followed in registration order, dependencies in declared order (see ``CycleSearch``).
     private func cycles() -> [[[ServiceKey]]] {
         let places = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($1.key, $0) })
         // Each service's distinct dependencies on registered services, by place.
@@ -261,37 +258,9 @@ struct ValidationSnapshot {
                 return place
             }
         }
-        enum Colour { case unvisited, onPath, finished }
-        var colours = [Colour](repeating: .unvisited, count: nodes.count)
-        // Where each service on the path stands in it, for cutting a cycle out of the path.
-        var positions = [Int](repeating: 0, count: nodes.count)
-        // The services whose dependencies are being followed, each with the index of its next dependency.
-        var path: [(place: Int, next: Int)] = []
         var cycles = [[[ServiceKey]]](repeating: [], count: nodes.count)
-        for start in nodes.indices where colours[start] == .unvisited {
-            colours[start] = .onPath
-            positions[start] = 0
-            path.append((start, 0))
-            while let (place, next) = path.last {
-                guard next < edges[place].count else {
-                    colours[place] = .finished
-                    path.removeLast()
-                    continue
-                }
-                path[path.count - 1].next += 1
-                let target = edges[place][next]
-                switch colours[target] {
-                case .unvisited:
-                    colours[target] = .onPath
-                    positions[target] = path.count
-                    path.append((target, 0))
-                case .onPath:
-                    let cycle = path[positions[target]...].map { nodes[$0.place].key } + [nodes[target].key]
-                    cycles[target].append(cycle)
-                case .finished:
-                    break
-                }
-            }
+        for cycle in CycleSearch.cycles(edges: edges) {
+            cycles[cycle[cycle.count - 1]].append(cycle.map { nodes[$0].key })
         }
         return cycles
     }
