@@ -15,7 +15,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     // atomically by the lock-free path. The lock, not the runtime's exclusivity checks, keeps the accesses
     // apart: `@exclusivity(unchecked)` saves a check per access on the locked path.
 
-    /// The storage of `disposedWord` and `tableWord`, in the scope object itself (a block of their own cost
+    /// The storage of `disposedWord` and `tableWord`, in the scope object itself (a block of their own would cost
     /// every scope a `malloc` and a `free`). Declared first, so that it is the first stored property, at the
     /// address `_getUnsafePointerToStoredProperties` gives (`init` asserts it), as swift-atomics' `ManagedAtomic`
     /// keeps its value. Swift code never reads or writes it after `init`: every access is atomic, through the

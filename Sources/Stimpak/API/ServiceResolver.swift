@@ -14,8 +14,8 @@ import CStimpakAtomics
 /// The name to use is this one, `ServiceResolver<Service, Args>`. It names the class
 /// ``ServiceRegistration``, whose generic parameters come in the other order: the Swift runtime finds a
 /// generic class's metadata by a hash that all but ignores the low bits of the first generic argument, so
-/// with the service first, registrations of types declared near each other collided there, and each
-/// registration's lookup cost about a thousand instructions more (see ARCHITECTURE.md, "Cold start: the
+/// with the service first, registrations of types declared near each other would collide there, each
+/// registration's lookup costing about a thousand instructions more (see ARCHITECTURE.md, "Cold start: the
 /// registration's generic order").
 public typealias ServiceResolver<Service, Args> = ServiceRegistration<Args, Service>
 

@@ -49,36 +49,44 @@ public struct DependencyGraph: Sendable {
     /// Graphviz DOT: `dot -Tsvg graph.dot -o graph.svg`. Declared edges are solid, observed ones dashed;
     /// the shape says the reuse (box: transient, ellipse: cached).
     public var dot: String {
-        var lines = ["digraph Stimpak {", "  rankdir=LR;", "  node [fontname=\"Helvetica\"];"]
-        let ids = identifiers
-        for node in nodes {
-            let shape = node.reuse == .transient ? "box" : "ellipse"
-            lines.append("  \(ids[node.service]!) [label=\"\(Self.escaped(node.service.description))\\n\(node.reuse)\", shape=\(shape)];")
-        }
-        for service in external {
-            let what = provided.contains(service) ? "provided" : "not registered"
-            lines.append("  \(ids[service]!) [label=\"\(Self.escaped(service.description))\\n\(what)\", shape=note, style=dashed];")
-        }
-        for edge in declared { lines.append("  \(ids[edge.from]!) -> \(ids[edge.to]!);") }
-        for edge in observed { lines.append("  \(ids[edge.from]!) -> \(ids[edge.to]!) [style=dashed];") }
-        lines.append("}")
-        return lines.joined(separator: "\n")
+        let body = lines(
+            node: { id, label, reuse in
+                "  \(id) [label=\"\(label)\\n\(reuse)\", shape=\(reuse == .transient ? "box" : "ellipse")];"
+            },
+            external: { id, label, what in "  \(id) [label=\"\(label)\\n\(what)\", shape=note, style=dashed];" },
+            edge: { from, to, isObserved in "  \(from) -> \(to)\(isObserved ? " [style=dashed]" : "");" })
+        return (["digraph Stimpak {", "  rankdir=LR;", "  node [fontname=\"Helvetica\"];"] + body + ["}"])
+            .joined(separator: "\n")
     }
 
     /// Mermaid flowchart text (GitHub renders it in a ```mermaid block). Observed edges are dotted.
     public var mermaid: String {
-        var lines = ["flowchart LR"]
+        let body = lines(
+            node: { id, label, reuse in "  \(id)[\"\(label) \(reuse)\"]" },
+            external: { id, label, what in "  \(id)([\"\(label) (\(what))\"])" },
+            edge: { from, to, isObserved in "  \(from) \(isObserved ? "-.->" : "-->") \(to)" })
+        return (["flowchart LR"] + body).joined(separator: "\n")
+    }
+
+    /// One line per node, per service that is depended on but not registered (provided or missing), and per
+    /// edge, declared then observed, in the notation the closures write; labels are escaped for both.
+    private func lines(
+        node: (_ id: String, _ label: String, _ reuse: Reuse) -> String,
+        external: (_ id: String, _ label: String, _ what: String) -> String,
+        edge: (_ from: String, _ to: String, _ isObserved: Bool) -> String
+    ) -> [String] {
         let ids = identifiers
-        for node in nodes {
-            lines.append("  \(ids[node.service]!)[\"\(Self.escaped(node.service.description)) \(node.reuse)\"]")
+        var lines: [String] = []
+        for entry in nodes {
+            lines.append(node(ids[entry.service]!, Self.escaped(entry.service.description), entry.reuse))
         }
-        for service in external {
+        for service in self.external {
             let what = provided.contains(service) ? "provided" : "not registered"
-            lines.append("  \(ids[service]!)([\"\(Self.escaped(service.description)) (\(what))\"])")
+            lines.append(external(ids[service]!, Self.escaped(service.description), what))
         }
-        for edge in declared { lines.append("  \(ids[edge.from]!) --> \(ids[edge.to]!)") }
-        for edge in observed { lines.append("  \(ids[edge.from]!) -.-> \(ids[edge.to]!)") }
-        return lines.joined(separator: "\n")
+        for declaredEdge in declared { lines.append(edge(ids[declaredEdge.from]!, ids[declaredEdge.to]!, false)) }
+        for observedEdge in observed { lines.append(edge(ids[observedEdge.from]!, ids[observedEdge.to]!, true)) }
+        return lines
     }
 
     /// `n1`, `n2`… in node order, then the services only edges name (and those that observed edges start from).

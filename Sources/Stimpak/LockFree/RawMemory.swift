@@ -40,7 +40,7 @@ enum RawMemory {
 }
 
 /// Zeroed atomic words for registrations, handed out in runs from blocks of several: each registration
-/// keeps its block alive (a retain, where a block of its own cost a `malloc` and a `free`), and a block is
+/// keeps its block alive (a retain, where a block of its own would cost a `malloc` and a `free`), and a block is
 /// freed with the last registration made from it and the registry.
 ///
 /// Only the registry's lock holder takes words (see ``Registry/takeWords(_:)``); a word itself is shared

@@ -29,7 +29,7 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
         self.service = service
         self.arguments = arguments
         // Consumed, so that the key moves into its box: each copy of an `AnyHashable` goes through its
-        // box's value witnesses (about 100 instructions), and a registration used to copy its key three times.
+        // box's value witnesses (about 100 instructions).
         switch consume key {
         case .some(let key): storedKey = AnyKeyBox(key)
         case .none: storedKey = nil
@@ -99,7 +99,7 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
 ///
 /// `Int` and `String` keys (request ids, names) and the keys of anonymous scopes are held as themselves,
 /// so that opening a scope with one builds no `AnyHashable` (whose initializer asks the runtime, on every
-/// call, whether the type has a custom `AnyHashable` representation: most of what opening a scope cost);
+/// call, whether the type has a custom `AnyHashable` representation: most of what opening a scope would cost);
 /// any other key is held as `AnyHashable`. Keys compare and hash exactly as their `AnyHashable`s do:
 /// `Int8(3)` opens the same child as `3`.
 // Unchecked only because `AnyHashable` is not `Sendable`: scope keys are documented to be immutable values.
