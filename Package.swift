@@ -25,8 +25,12 @@ let package = Package(
         // building this target compiles the documentation's code.
         .target(name: "StimpakDocSnippets", dependencies: ["Stimpak", "StimpakConfiguration"]),
         .executableTarget(name: "StimpakConfigurationExample", dependencies: ["StimpakConfiguration"]),
-        .testTarget(name: "StimpakTests", dependencies: ["Stimpak", "StimpakMainActorFixture"]),
+        // What several test targets share: the lock around `Container.default`.
+        .target(name: "StimpakTestSupport", dependencies: ["Stimpak"], path: "Tests/TestSupport"),
+        .testTarget(name: "StimpakTests", dependencies: ["Stimpak", "StimpakMainActorFixture", "StimpakTestSupport"]),
         .testTarget(name: "StimpakConfigurationTests", dependencies: ["StimpakConfiguration"]),
+        // The seed systems' own README examples, through the migration guides.
+        .testTarget(name: "SeedConformanceTests", dependencies: ["Stimpak", "StimpakConfiguration", "StimpakTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

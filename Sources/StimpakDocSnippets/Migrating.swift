@@ -38,15 +38,15 @@ enum MigratingSnippets {
         _ = a
     }
 
-    static func dice() {
-        let container = Container(defaultReuse: .singleton)               // DICE's Defaults.scope = .single
+    static func dice() throws {
+        let container = Container(defaultReuse: .eagerSingleton)          // DICE's Defaults.scope = .single
         container.register(Api.self) { Api() }
         container.register(Logger.self, key: "audit", reuse: .transient) { Logger() }
-        Container.default = container                                     // DICE.use(container)
+        try Container.use(container)                                      // DICE.use(container): makes Api
 
         final class ProfileScreen {
-            @Injected var api: Api
-            @Injected("audit") var log: Logger                           // or @Injected(key: "audit")
+            @LazyInjected var api: Api                                    // DICE's @Injected: on first read
+            @LazyInjected("audit") var log: Logger                        // or @LazyInjected(key: "audit")
         }
     }
 

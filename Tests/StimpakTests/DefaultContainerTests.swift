@@ -1,14 +1,18 @@
 import Testing
 import Stimpak
+import StimpakTestSupport
 
-/// `Container.default`, the current scope where nothing is bound. Serialized, and the only suite that sets
-/// the default: the other suites bind a scope, which wins over it.
+/// `Container.default`, the current scope where nothing is bound. Each test sets the default inside
+/// `DefaultContainerAccess.run`, as every suite that sets it does; the other suites bind a scope, which wins
+/// over it.
 @Suite(.serialized) struct DefaultContainerTests {
     @Test("with no default and nothing bound, every injection says what to call")
     func missingDefault() throws {
-        let previous = Container.default
+        try DefaultContainerAccess.run { try Self.missingDefaultBody() }
+    }
+
+    static func missingDefaultBody() throws {
         Container.default = nil
-        defer { Container.default = previous }
         let error = try #require(throws: ResolutionError.self) { try Scope.current }
         #expect(error.code == .noCurrentScope)
         #expect(error.description.contains("no scope is bound with scope.withCurrent { ... }"))
@@ -21,8 +25,10 @@ import Stimpak
 
     @Test("the start-up default is the current scope wherever nothing is bound, on any thread")
     func startUpDefault() throws {
-        let previous = Container.default
-        defer { Container.default = previous }
+        try DefaultContainerAccess.run { try Self.startUpDefaultBody() }
+    }
+
+    static func startUpDefaultBody() throws {
         let container = PropertyWrapperTests.container("default")
         Container.default = container
         #expect(try Scope.current === container.root)
@@ -45,6 +51,10 @@ import Stimpak
 
     @Test("replacing the default container releases the old one with no lock held: a deinit may read the default")
     func replacingTheDefaultReleasesOutsideItsLock() {
+        DefaultContainerAccess.run { Self.replacingTheDefaultBody() }
+    }
+
+    static func replacingTheDefaultBody() {
         final class ReadsDefault: @unchecked Sendable {
             let released: Signal
             init(_ released: Signal) { self.released = released }
@@ -58,7 +68,6 @@ import Stimpak
             container.root.provide(held)
             return container
         }
-        let previous = Container.default
         let released = Signal()
         let returned = returnsPromptly {
             Container.default = container(holding: ReadsDefault(released))
@@ -69,6 +78,5 @@ import Stimpak
         guard returned else { return }
         Container.reclaim()
         #expect(released.wait())
-        Container.default = previous
     }
 }

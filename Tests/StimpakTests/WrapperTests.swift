@@ -117,3 +117,48 @@ import Stimpak
         #expect(screen.plugins.map(\.name) == ["one"])
     }
 }
+
+/// A weak reference to a class-constrained protocol (Kraken's `injectWeak(ServiceA.self)`), and what happens
+/// to a value type.
+@Suite struct WeakProtocolReferenceTests {
+    protocol Delegate: AnyObject, Sendable {
+        var name: String { get }
+    }
+
+    final class ScreenDelegate: Delegate {
+        let name = "screen"
+    }
+
+    protocol Measure: Sendable {}
+    struct Meter: Measure {}
+
+    final class Owner: @unchecked Sendable {
+        @WeakInjected var delegate: (any Delegate)?
+    }
+
+    @Test func aReferenceToAClassConstrainedProtocolIsWeak() throws {
+        let container = Container()
+        container.register((any Delegate).self, reuse: .weak) { ScreenDelegate() }
+        var held: (any Delegate)? = try container.require((any Delegate).self)
+        let reference = try container.require(WeakReference<any Delegate>.self)
+        #expect(try reference.value === held)
+        #expect(try reference.value?.name == "screen")
+        let owner = container.root.withCurrent { Owner() }
+        #expect(owner.delegate === held)
+        held = nil
+        Container.reclaim()
+        #expect(try reference.value == nil, "held weakly: gone once released")
+        #expect(owner.delegate == nil)
+        _ = held
+    }
+
+    @Test func aReferenceToAValueSaysWhatToUseInstead() throws {
+        let container = Container()
+        container.register((any Measure).self) { Meter() }
+        let reference = try container.require(WeakReference<any Measure>.self)
+        let error = try #require(throws: ResolutionError.self) { try reference.value }
+        #expect(error.code == .weakValueType)
+        #expect(error.description.contains("a WeakReference or @WeakInjected asked for it, but it resolved to a value"))
+        #expect(error.description.contains("Fix: hold it with Lazy<Measure> or @LazyInjected"))
+    }
+}

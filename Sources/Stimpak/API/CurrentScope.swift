@@ -89,6 +89,43 @@ extension Container {
     }
 }
 
+extension Container {
+    /// Puts `container` to use, as DICE's `DICE.use(container)` does: makes it the ``default`` container and
+    /// makes its `.eagerSingleton`s now, in registration order (DICE's `.single`, made as soon as the
+    /// container is used).
+    ///
+    /// ```swift
+    /// let container = Container()
+    /// container.register(Api.self, reuse: .eagerSingleton) { Api() }
+    /// try Container.use(container)   // Api is made here
+    /// ```
+    /// The container is the default even when a singleton fails: the others are made, and the error lists
+    /// every failure.
+    /// - Parameters:
+    ///   - container: The container.
+    ///   - fileID: The caller's file, for the failures' messages.
+    ///   - line: The caller's line.
+    /// - Throws: ``EagerSingletonFailures`` when an eager singleton could not be made.
+    public static func use(_ container: Container, fileID: String = #fileID, line: Int = #line) throws(EagerSingletonFailures) {
+        Container.default = container
+        try container.makeEagerSingletons(fileID: fileID, line: line)
+    }
+
+    /// Puts `container` to use (see ``use(_:fileID:line:)``), awaiting the eager singletons whose factory
+    /// is `async` or runs on the main actor.
+    /// - Parameters:
+    ///   - container: The container.
+    ///   - fileID: The caller's file, for the failures' messages.
+    ///   - line: The caller's line.
+    /// - Throws: ``EagerSingletonFailures`` when an eager singleton could not be made.
+    public static func use(
+        _ container: Container, fileID: String = #fileID, line: Int = #line
+    ) async throws(EagerSingletonFailures) {
+        Container.default = container
+        try await container.makeEagerSingletons(fileID: fileID, line: line)
+    }
+}
+
 /// The storage of ``Container/default``.
 private enum DefaultContainer {
     static let lock = Lock()

@@ -65,6 +65,15 @@ public struct LazyInjected<Service> {
         self.line = line
     }
 
+    /// Remembers the current scope and `key` (DICE's `@Injected("tag")`); resolves on first access.
+    /// - Parameters:
+    ///   - key: The registration key.
+    ///   - fileID: The declaration's file, for the message.
+    ///   - line: The declaration's line.
+    public init(_ key: AnyHashable, fileID: String = #fileID, line: Int = #line) {
+        self.init(key: key, fileID: fileID, line: line)
+    }
+
     /// The instance: resolved on first access, then the same one.
     public var wrappedValue: Service {
         do throws(ResolutionError) {
@@ -89,7 +98,7 @@ extension LazyInjected: Sendable where Service: Sendable {}
 /// so the reference resolves when first read (by then that service is made and cached) and then holds it
 /// weakly: it is nil once the instance has been released.
 @propertyWrapper
-public struct WeakInjected<Service: AnyObject> {
+public struct WeakInjected<Service> {
     private let reference: WeakReference<Service>
     private let fileID: String
     private let line: Int

@@ -112,12 +112,17 @@ extension Provider: ImplicitService {
 /// Resolving `Parent` while `Parent` is being made would be a cycle, so the reference resolves on first
 /// access (by then the parent is made and cached) and keeps only a weak reference, so no cycle of strong
 /// references keeps either alive.
-public final class WeakReference<Service: AnyObject> {
+///
+/// `Service` is a class or a class-constrained protocol's existential (`WeakReference<any Delegate>` where
+/// `protocol Delegate: AnyObject`). Only a class instance can be referenced weakly: when `Service` resolves
+/// to a value (a struct, an enum), the first access throws ``ResolutionError/Code/weakValueType``.
+public final class WeakReference<Service> {
     /// The scope to resolve from; nil for the current scope at the first access (``WeakInjected``).
     private let scope: Scope?
     private let key: AnyHashable?
     private let lock = Lock()
-    private weak var object: Service?
+    /// The instance, as the object it is (`Service` may be an existential, which `weak` cannot declare).
+    private weak var object: AnyObject?
     private var isResolved = false
 
     init(scope: Scope?, key: AnyHashable?) {
@@ -130,14 +135,22 @@ public final class WeakReference<Service: AnyObject> {
     public var value: Service? {
         get throws(ResolutionError) {
             let (object, isResolved) = lock.withLock { (self.object, self.isResolved) }
-            if isResolved { return object }
+            if isResolved { return object.map(Self.service) }
             let resolved: Service = try Scope.resolving(scope, Service.self, key: key)
+            // A class instance is an object as it is; a value would be boxed by `as AnyObject`, and the box gone
+            // at once.
+            guard type(of: resolved as Any) is AnyObject.Type else {
+                var error = ResolutionError(.weakValueType, requested: ServiceKey(service: Service.self, key: key))
+                error.isWeakReference = true
+                throw error
+            }
+            let instance = resolved as AnyObject
             return lock.withLock {
                 if !self.isResolved {
-                    self.object = resolved
+                    self.object = instance
                     self.isResolved = true
                 }
-                return self.object
+                return self.object.map(Self.service)
             }
         }
     }
@@ -146,6 +159,14 @@ public final class WeakReference<Service: AnyObject> {
 /// Shared across tasks only when its service is: the object it refers to is handed to every reader.
 /// (Its state is guarded by `lock`.)
 extension WeakReference: @unchecked Sendable where Service: Sendable {}
+
+extension WeakReference {
+    /// `object`, which was resolved as a `Service`, as one.
+    private static func service(_ object: AnyObject) -> Service {
+        // Only a `Service` is stored in `object`.
+        object as! Service
+    }
+}
 
 extension WeakReference: ImplicitService {
     static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }

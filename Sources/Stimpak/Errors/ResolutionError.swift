@@ -125,6 +125,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     @usableFromInline var isAwaitableHere = false
     /// For ``Code/requiresAwait``: the factory runs on the main actor (and this was another thread).
     var isMainActor = false
+    /// For ``Code/weakValueType``: a ``WeakReference`` (or ``WeakInjected``) resolved a value, not a `.weak`
+    /// registration.
+    var isWeakReference = false
     /// For ``Code/notRegistered``: it was resolved from the container's root scope.
     var resolvedFromRoot = false
     /// For ``Code/noMatchingScope``: the keys of the scopes searched, from the resolving one to the root
@@ -295,6 +298,12 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text += " Fix: register it .inScope or .singleton so that its scope disposes it, call"
             text += " .trackDisposableTransients() on the registration to have the resolving scope dispose each"
             text += " instance with itself, or .allowDisposableTransient() if the caller disposes it."
+        case .weakValueType where isWeakReference:
+            text = "Stimpak cannot refer to \(requested.description) weakly: a WeakReference or @WeakInjected asked for"
+            text += " it, but it resolved to a value, not a class instance, and only class instances can be referenced"
+            text += " weakly." + pathSuffix
+            text += " Fix: hold it with Lazy<\(String(describing: requested.service))> or @LazyInjected (a value is"
+            text += " copied anyway), or make the type a class (or its protocol class-constrained: `protocol P: AnyObject`)."
         case .weakValueType:
             text = "Stimpak cannot keep \(requested.description) weakly: it is registered .weak, but its factory made a"
             text += " value, not a class instance, and only class instances can be referenced weakly."
