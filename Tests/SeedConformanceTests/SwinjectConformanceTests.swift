@@ -1,0 +1,126 @@
+import Stimpak
+import Testing
+
+// Swinject's README ("Basic Usage") and documentation (object scopes, names, arguments, assemblies, child
+// containers, circular dependencies), ported through the Swinject migration guide (MigratingFromSwinject.md):
+// each test names the rows it exercises.
+
+protocol Animal: Sendable {
+    var name: String? { get }
+}
+
+final class Cat: Animal {
+    let name: String?
+    init(name: String?) { self.name = name }
+}
+
+protocol Person: Sendable {
+    func play() -> String
+}
+
+final class PetOwner: Person {
+    let pet: any Animal
+    init(pet: any Animal) { self.pet = pet }
+    func play() -> String { "I'm playing with \(pet.name ?? "someone")." }
+}
+
+@Suite struct SwinjectConformanceTests {
+    /// "Basic Usage". Row: `container.register(A.self) { r in A(b: r.resolve(B.self)!) }`.
+    @Test func basicUsage() throws {
+        let container = Container()
+        container.register((any Animal).self) { Cat(name: "Mimi") }
+        container.register((any Person).self) { (scope: Scope) in PetOwner(pet: try scope.require((any Animal).self)) }
+        let person = try #require(container.resolve((any Person).self))
+        #expect(person.play() == "I'm playing with Mimi.")
+    }
+
+    /// The same with autowiring. Row: `autowire(A.self, A.init)`.
+    @Test func basicUsageAutowired() throws {
+        let container = Container()
+        container.register((any Animal).self) { Cat(name: "Mimi") }
+        container.autowire((any Person).self, PetOwner.init)
+        #expect(try container.require((any Person).self).play() == "I'm playing with Mimi.")
+    }
+
+    /// Object scopes. Rows: `.inObjectScope(.container)`, `.weak` / `.transient` / `.graph`, and the note on
+    /// Swinject's default scope, `.graph`.
+    @Test func objectScopes() throws {
+        let container = Container(defaultReuse: .graph)   // Swinject's default
+        container.register(Cat.self, reuse: .singleton) { Cat(name: "container") }
+        #expect(try container.require(Cat.self) === container.require(Cat.self))
+
+        final class Toy: Sendable {}
+        final class Box: Sendable {
+            let first: Toy
+            let second: Toy
+            init(first: Toy, second: Toy) { (self.first, self.second) = (first, second) }
+        }
+        container.register(Toy.self) { Toy() }   // the default: .graph
+        container.register(Box.self, reuse: .transient) { scope in Box(first: try scope.require(), second: try scope.require()) }
+        let box = try container.require(Box.self)
+        #expect(box.first === box.second, ".graph: one per resolution graph")
+        #expect(try container.require(Box.self).first !== box.first, ".transient: a new graph each time")
+
+        final class Session: Sendable {}
+        let made = Made()
+        container.register(Session.self, reuse: .weak) { () -> Session in
+            made.increment()
+            return Session()
+        }
+        var held: Session? = try container.require(Session.self)
+        #expect(try container.require(Session.self) === held)
+        #expect(made.value == 1)
+        held = nil
+        Container.reclaim()
+        _ = try container.require(Session.self)
+        #expect(made.value == 2, ".weak: made again once released")
+        _ = held
+    }
+
+    /// Names and arguments. Rows: `resolve(A.self, name: "x")`, `resolve(A.self, arguments: a, b)`.
+    @Test func namesAndArguments() throws {
+        let container = Container()
+        container.register((any Animal).self, key: "cat") { Cat(name: "Mimi") }
+        container.register((any Animal).self, key: "named") { (name: String, suffix: String) in Cat(name: name + suffix) }
+        #expect(try container.require((any Animal).self, key: "cat").name == "Mimi")
+        #expect(try container.require((any Animal).self, ("Tama", "!"), key: "named").name == "Tama!")
+        #expect(container.resolve((any Animal).self, key: "dog") == nil)
+    }
+
+    /// Assemblies. Row: `Assembly`, `Assembler` → `Module`, `install`.
+    @Test func assemblies() throws {
+        struct AnimalAssembly: Module {
+            func register(in container: Container) { container.register((any Animal).self) { Cat(name: "Mimi") } }
+        }
+        struct PersonAssembly: Module {
+            func register(in container: Container) {
+                container.register((any Person).self) { (scope: Scope) in PetOwner(pet: try scope.require((any Animal).self)) }
+            }
+        }
+        let container = Container()
+        container.install(AnimalAssembly(), PersonAssembly())
+        #expect(try container.require((any Person).self).play() == "I'm playing with Mimi.")
+    }
+
+    /// Child containers: a child sees its parent's registrations and may override them. Row: child
+    /// `Container(parent:)` → `openScope`, `scope.register`.
+    @Test func childContainers() throws {
+        let container = Container()
+        container.register((any Animal).self) { Cat(name: "Mimi") }
+        container.register((any Person).self) { (scope: Scope) in PetOwner(pet: try scope.require((any Animal).self)) }
+        let child = container.openScope("test")
+        child.register((any Animal).self) { Cat(name: "Stub") }
+        #expect(try child.require((any Person).self).play() == "I'm playing with Stub.")
+        #expect(try container.require((any Person).self).play() == "I'm playing with Mimi.", "the parent is unchanged")
+    }
+
+    /// `Lazy` and `Provider`. Row: `Lazy<A>`, `Provider<A>`.
+    @Test func lazyAndProvider() throws {
+        let container = Container()
+        container.register((any Animal).self) { Cat(name: "Mimi") }
+        let lazy = try container.require(Lazy<any Animal>.self)
+        let provider = try container.require(Provider<any Animal>.self)
+        #expect(try lazy.value.name == "Mimi")
+        #expect(try provider().name == "Mimi")
+    }
+}
