@@ -33,7 +33,7 @@ enum ConfigurationFilesSnippets {
         let definitions = Definitions(types: types)                   // or Definitions(container: existing, types:)
         try definitions.load(contentsOf: URL(fileURLWithPath: "services.plist"))
         try definitions.load(contentsOf: URL(fileURLWithPath: "production.json"))   // later files win
-        definitions.install(LoggerProvider(), parameters: ["debug_output": true])   // Dose's providers, overrides
+        try definitions.install(LoggerProvider(), parameters: ["debug_output": true])   // Dose's providers, overrides
         definitions.extend("mail.mailer", as: Mailer.self) { mailer, _ in mailer.configured() }
 
         let notifier = try definitions.get("orders.notifier", as: OrderNotifier.self)   // by name, made now

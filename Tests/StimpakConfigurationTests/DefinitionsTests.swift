@@ -52,8 +52,8 @@ import Testing
     func doseKernel() throws -> Definitions {
         let definitions = Definitions(types: doseTypes)
         try definitions.load(Data(doseTestsPlist.utf8), name: "services.plist")
-        definitions.install(SimpleLoggerProvider(), parameters: ["debug_output": true])
-        definitions.install(ExampleServiceProvider())
+        try definitions.install(SimpleLoggerProvider(), parameters: ["debug_output": true])
+        try definitions.install(ExampleServiceProvider())
         return definitions
     }
 
@@ -207,6 +207,40 @@ import Testing
         let error = try #require(throws: ConfigurationError.self) { try misuse.get("r") }
         #expect(error.code == .wrongKind)
         #expect(error.description.contains("reads argument 0 as a service, but @p is a parameter"))
+    }
+
+    @Test("an object set in code is read by value, service and context.parameter; readers of a file's values name its type")
+    func objectsSetInCode() throws {
+        let types = ServiceTypes()
+            .type("Value") { arguments in try arguments.value(0, as: SimpleLogger.self) }
+            .type("Service") { arguments in try arguments.service(0, as: (any LoggerProtocol).self) }
+            .type("Raw") { arguments in try arguments.raw(0) }
+            .type("Number") { arguments in try arguments.double(0) }
+        let definitions = Definitions(types: types, environment: [:])
+        let logger = SimpleLogger(true)
+        try definitions.setParameter("logger", logger)
+        try definitions.setParameter("ratio", 2)
+        try definitions.load(Data(#"""
+            { "services": {
+                "value": { "class": "Value", "arguments": ["@logger"] },
+                "service": { "class": "Service", "arguments": ["@logger"] },
+                "raw": { "class": "Raw", "arguments": ["@logger"] },
+                "number": { "class": "Number", "arguments": ["@ratio"] },
+                "notService": { "class": "Service", "arguments": ["@ratio"] },
+                "nothing": { "class": "Service", "arguments": ["@nowhere"] } } }
+            """#.utf8), name: "objects.json")
+        #expect(try definitions.get("value", as: SimpleLogger.self) === logger)
+        #expect(try definitions.get("service", as: (any LoggerProtocol).self) === logger)
+        #expect(try definitions.get("number", as: Double.self) == 2, "an Int set in code is a file's integer")
+        let raw = try #require(throws: ConfigurationError.self) { try definitions.get("raw") }
+        #expect(raw.detail == "the service raw reads argument 0 as a file's value, but @logger is a SimpleLogger set in code")
+        let notService = try #require(throws: ConfigurationError.self) { try definitions.get("notService") }
+        #expect(notService.code == .wrongKind)
+        let nothing = try #require(throws: ConfigurationError.self) { try definitions.get("nothing") }
+        #expect(nothing.code == .unknownReference, "a name nothing defines is not called a parameter")
+        definitions.register("reads", as: Bool.self) { context in try context.parameter("logger", as: Bool.self) }
+        let misread = try #require(throws: ConfigurationError.self) { try definitions.get("reads") }
+        #expect(misread.detail == "reads reads the parameter logger as Bool, but it is a SimpleLogger set in code")
     }
 
     // MARK: Bad input
