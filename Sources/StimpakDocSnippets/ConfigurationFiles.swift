@@ -7,6 +7,7 @@ import Stimpak
 import StimpakConfiguration
 
 final class SMTPTransport: DefinedService, Sendable {
+    static let argumentCounts = 2...2   // a definition that gives another count is refused when its file loads
     let host: String
     let port: Int
     init(arguments: DefinitionArguments) throws {

@@ -285,6 +285,15 @@ import Testing
         #expect(binary.description.contains("binary property list"))
         let notAPlist = try #require(failure("<plist><dict><key>a</key></plist>", name: "bad.plist"))
         #expect(notAPlist.code == .unreadable)
+        for blank in ["", " \n\t"] {
+            let empty = try #require(failure(blank, name: "empty.plist"))
+            #expect(empty.description.hasPrefix("Stimpak cannot use empty.plist: it is empty or holds only blanks."))
+        }
+        let count = try #require(failure(
+            #"{ "services": { "m": { "class": "Pair", "arguments": [1, 2, 3] } } }"#,
+            types: ServiceTypes().type("Pair", argumentCounts: 2...2) { arguments in try arguments.int(0) + arguments.int(1) }))
+        #expect(count.code == .wrongArgumentCount)
+        #expect(count.detail == "the type Pair takes 2 arguments, but the definition gives 3")
     }
 
     @Test("bad definitions found when used: wrong types and counts, references to nothing, a parameter used as a service")
