@@ -27,6 +27,8 @@ let package = Package(
         .executableTarget(name: "StimpakConfigurationExample", dependencies: ["StimpakConfiguration"]),
         .testTarget(name: "StimpakTests", dependencies: ["Stimpak", "StimpakMainActorFixture"]),
         .testTarget(name: "StimpakConfigurationTests", dependencies: ["StimpakConfiguration"]),
+        // Each seed system's README and tests, ported through its migration table.
+        .testTarget(name: "SeedConformanceTests", dependencies: ["Stimpak", "StimpakConfiguration"]),
     ],
     swiftLanguageModes: [.v6]
 )
