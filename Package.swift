@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "StimpakTestSupport", dependencies: ["Stimpak"], path: "Tests/TestSupport"),
         .testTarget(name: "StimpakTests", dependencies: ["Stimpak", "StimpakMainActorFixture", "StimpakTestSupport"]),
         .testTarget(name: "StimpakConfigurationTests", dependencies: ["StimpakConfiguration"]),
-        // The seed systems' own README examples, through the migration guides.
+        // Each seed system's README and tests, ported through its migration table.
         .testTarget(name: "SeedConformanceTests", dependencies: ["Stimpak", "StimpakConfiguration", "StimpakTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

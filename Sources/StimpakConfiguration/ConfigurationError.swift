@@ -22,6 +22,8 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
         public static let wrongInstanceType = Code(name: "wrongInstanceType")
         /// An argument asked for at a position the definition does not have.
         public static let missingArgument = Code(name: "missingArgument")
+        /// A definition gives a number of arguments its type does not take (``DefinedService/argumentCounts``).
+        public static let wrongArgumentCount = Code(name: "wrongArgumentCount")
         /// A name is both a parameter and a service.
         public static let duplicateName = Code(name: "duplicateName")
         /// `%env(NAME)%` names an environment variable that is not set.
@@ -74,7 +76,10 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
         case .wrongType: return "give the argument the type the service's declaration reads, or read it as the file's type."
         case .wrongInstanceType:
             return "return an instance of the registered type from every extension of the service (extend it as that type), or declare the service as a type they all conform to."
-        case .missingArgument: return "add the argument to the definition's `arguments`."
+        case .missingArgument:
+            return "add the argument to the definition's `arguments`; a type that declares the counts it takes (argumentCounts) has them checked when the file loads."
+        case .wrongArgumentCount:
+            return "give the definition as many arguments as the type takes, or declare the counts it takes (argumentCounts)."
         case .duplicateName: return "give the parameter and the service different names."
         case .missingEnvironmentVariable: return "set the variable, or give a default: %env(NAME:-default)%."
         case .unknownName: return "load a file or install a provider that defines it; `names` lists what is defined."

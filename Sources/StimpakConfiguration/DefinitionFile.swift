@@ -47,8 +47,11 @@ struct DefinitionFile {
         let bytes = [UInt8](data)
         // The first byte that is not blank: a definition copied from a document may start with blank lines or
         // indentation (the plist of Dose's README does), and a property list's XML declaration must come first.
-        let start = bytes.firstIndex { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) } ?? 0
-        let firstByte = bytes.indices.contains(start) ? bytes[start] : nil
+        // A file with none is one error whatever its format: the parsers tell an empty file from blanks.
+        guard let start = bytes.firstIndex(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }) else {
+            throw ConfigurationError(.unreadable, file: name, path: "", detail: "it is empty or holds only blanks")
+        }
+        let firstByte = bytes[start]
         let isJSON: Bool
         switch format {
         case .json: isJSON = true
@@ -177,6 +180,11 @@ struct DefinitionFile {
         case let other?:
             throw ConfigurationError(.malformed, file: file, path: "\(path).arguments", detail: "arguments is \(other.kind), not an array")
         }
+        if let counts = types.entries[typeName]?.argumentCounts, !counts.contains(arguments.count) {
+            throw ConfigurationError(
+                .wrongArgumentCount, file: file, path: "\(path).arguments",
+                detail: "the type \(typeName) takes \(countsDescription(counts)), but the definition gives \(arguments.count)")
+        }
         var reuse = Reuse.singleton
         switch entries["reuse"] {
         case nil: break
@@ -205,6 +213,15 @@ struct DefinitionFile {
             throw ConfigurationError(.malformed, file: file, path: "\(path).tags", detail: "tags is \(other.kind), not an array")
         }
         return ServiceDefinition(name: name, typeName: typeName, arguments: arguments, reuse: reuse, key: key, tags: tags, file: file)
+    }
+
+    /// `2 arguments`, `1 to 3 arguments`, `at least 1 argument`, `at most 3 arguments`.
+    private static func countsDescription(_ counts: ClosedRange<Int>) -> String {
+        func arguments(_ count: Int) -> String { count == 1 ? "1 argument" : "\(count) arguments" }
+        if counts.lowerBound == counts.upperBound { return arguments(counts.lowerBound) }
+        if counts.upperBound == Int.max { return "at least \(arguments(counts.lowerBound))" }
+        if counts.lowerBound <= 0 { return "at most \(arguments(counts.upperBound))" }
+        return "\(counts.lowerBound) to \(arguments(counts.upperBound))"
     }
 
     /// `@name` is a reference, `@@text` the literal `@text`, anything else a literal.

@@ -11,16 +11,40 @@ final class DefinitionNamespace: @unchecked Sendable {  // every stored property
         let resolve: @Sendable (Scope) throws -> Any
     }
 
+    /// A parameter: a value a file can hold, or an object set in code, kept as it is (Dose's
+    /// `app["direct1"] = Service1(...)`).
+    enum Parameter: Sendable {
+        case value(ConfigurationValue)
+        case object(any Sendable)
+
+        /// A value set in code: a file's kind of value when it is one, the object itself otherwise.
+        init(_ value: any Sendable) {
+            if let converted = ConfigurationValue(value) {
+                self = .value(converted)
+            } else {
+                self = .object(value)
+            }
+        }
+
+        /// What `get` hands out: the plain Swift value, or the object.
+        var plain: Any {
+            switch self {
+            case .value(let value): return value.plain
+            case .object(let object): return object
+            }
+        }
+    }
+
     typealias Extension = @Sendable (Any, DefinitionContext) throws -> Any
 
     private let lock = NSLock()
-    private var parameters: [String: (value: ConfigurationValue, file: String)] = [:]
+    private var parameters: [String: (value: Parameter, file: String)] = [:]
     private var services: [String: Record] = [:]
     private var extensions: [String: [Extension]] = [:]
 
     /// Runs `body` with the lock held, on the parameters and the services.
     func withLock<T>(
-        _ body: (inout [String: (value: ConfigurationValue, file: String)], inout [String: Record]) throws -> T
+        _ body: (inout [String: (value: Parameter, file: String)], inout [String: Record]) throws -> T
     ) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
@@ -78,7 +102,7 @@ final class DefinitionNamespace: @unchecked Sendable {  // every stored property
         withLock { _, services in services[name] != nil }
     }
 
-    func parameterValue(_ name: String, usedBy service: String, at path: String, file: String) throws -> ConfigurationValue {
+    func parameterValue(_ name: String, usedBy service: String, at path: String, file: String) throws -> Parameter {
         let (parameter, isService) = withLock { parameters, services in (parameters[name], services[name] != nil) }
         if let parameter { return parameter.value }
         if isService {

@@ -33,7 +33,11 @@ public struct ServiceDefinition: Sendable, Equatable {
 /// }
 /// ```
 public protocol DefinitionProvider {
-    func register(in definitions: Definitions)
+    /// Defines the provider's parameters and services: their defaults, which the values given to
+    /// ``Definitions/install(_:parameters:)`` replace.
+    /// - Parameter definitions: The definitions to define them in.
+    /// - Throws: Any error, which `install` hands on (``Definitions/setParameter(_:_:)``'s, for one).
+    func register(in definitions: Definitions) throws
 }
 
 /// What a provider's service factory and an extension receive: the scope it is made in, and access by name.
@@ -43,15 +47,18 @@ public struct DefinitionContext: @unchecked Sendable {  // used on the resolving
     /// The scope the service is made in.
     public let scope: Scope
 
-    /// A parameter's value, as `T`.
+    /// A parameter's value, or the object set under its name, as `T`.
     public func parameter<T>(_ name: String, as type: T.Type = T.self) throws -> T {
-        let value = try namespace.parameterValue(name, usedBy: self.name, at: "", file: "")
-        guard let typed = value.plain as? T else {
-            throw ConfigurationError(
-                .wrongType, file: "", path: "parameters.\(name)",
-                detail: "\(self.name) reads the parameter \(name) as \(T.self), but it is \(value.kind) (\(value))")
+        let parameter = try namespace.parameterValue(name, usedBy: self.name, at: "", file: "")
+        if let typed = parameter.plain as? T { return typed }
+        let found: String
+        switch parameter {
+        case .value(let value): found = "\(value.kind) (\(value))"
+        case .object(let object): found = "a \(Swift.type(of: object)) set in code"
         }
-        return typed
+        throw ConfigurationError(
+            .wrongType, file: "", path: "parameters.\(name)",
+            detail: "\(self.name) reads the parameter \(name) as \(T.self), but it is \(found)")
     }
 
     /// A service (or a parameter's value) by name, as `T`.
@@ -170,7 +177,7 @@ public final class Definitions: Sendable {
                     .duplicateName, file: name, path: "services.\(service)",
                     detail: "\(service) is both a parameter (from \(parameter.file)) and a service")
             }
-            for (parameter, value) in parsed.parameters { parameters[parameter] = (value, name) }
+            for (parameter, value) in parsed.parameters { parameters[parameter] = (.value(value), name) }
             for (definition, entry) in declared {
                 let key = definition.key
                 services[definition.name] = DefinitionNamespace.Record(definition: definition) { scope in
@@ -195,23 +202,48 @@ public final class Definitions: Sendable {
 
     // MARK: Providers and code
 
-    /// Installs a provider: its parameters and services join the namespace. `parameters` override the
-    /// parameters of that name (Dose: `register(SimpleLoggerProvider(), ["debug_output": true])`).
+    /// Installs a provider: its parameters and services join the namespace, then `parameters` are set, so
+    /// they win over the provider's own defaults and over the files' values (Dose's and Silex's
+    /// `register(SimpleLoggerProvider(), ["debug_output": true])`).
+    ///
+    /// ```swift
+    /// try definitions.install(SimpleLoggerProvider(), parameters: ["debug_output": true])
+    /// ```
     /// - Parameters:
     ///   - provider: The provider.
-    ///   - parameters: Parameter values that override those of the files and of earlier providers.
-    public func install(_ provider: any DefinitionProvider, parameters: [String: Any] = [:]) {
-        for (name, value) in parameters { setParameter(name, value) }
-        provider.register(in: self)
+    ///   - parameters: Values set after the provider's `register`, as ``setParameter(_:_:)`` sets them.
+    /// - Throws: What the provider's `register` throws; ``ConfigurationError`` `duplicateName` when one of
+    ///   `parameters` names a service, and then none of them is set (the provider's definitions stay).
+    public func install(_ provider: any DefinitionProvider, parameters: [String: any Sendable] = [:]) throws {
+        try provider.register(in: self)
+        try setParameters(parameters)
     }
 
-    /// Sets a parameter (a provider's, or an override). A value of a type a file cannot hold is ignored.
+    /// Sets a parameter, replacing the value of that name: a value a file can hold (`Bool`, `Int`, `Double`,
+    /// `String`, and arrays and dictionaries of those) is read as a file's parameter is; any other value (an
+    /// object, a closure) is stored as it is, as Dose's `app["direct1"] = Service1(...)`, and `get` returns it.
     /// - Parameters:
     ///   - name: The parameter's name.
-    ///   - value: A `Bool`, `Int`, `Double`, `String`, or an array or a dictionary of those.
-    public func setParameter(_ name: String, _ value: Any) {
-        guard let value = ConfigurationValue(value) else { return }
-        namespace.withLock { parameters, _ in parameters[name] = (value, "code") }
+    ///   - value: The value; `Sendable`, since every thread that resolves may read it.
+    /// - Throws: ``ConfigurationError`` `duplicateName` when `name` is a service's: a name is a parameter or a
+    ///   service, never both.
+    public func setParameter(_ name: String, _ value: any Sendable) throws {
+        try setParameters([name: value])
+    }
+
+    /// Sets `values` together, or none of them when one names a service.
+    private func setParameters(_ values: [String: any Sendable]) throws {
+        guard !values.isEmpty else { return }
+        let converted = values.mapValues(DefinitionNamespace.Parameter.init)
+        try namespace.withLock { parameters, services in
+            for name in converted.keys.sorted() {
+                guard let service = services[name] else { continue }
+                throw ConfigurationError(
+                    .duplicateName, file: "", path: "parameters.\(name)",
+                    detail: "\(name) is a service (from \(service.definition.file)), so it cannot be set as a parameter")
+            }
+            for (name, value) in converted { parameters[name] = (value, "code") }
+        }
     }
 
     /// Defines a named service in code, in the same namespace as the files (a provider's service): a file's

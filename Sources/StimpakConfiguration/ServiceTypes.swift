@@ -9,8 +9,22 @@ import Stimpak
 ///     .type("App.Mailer") { arguments in Mailer(host: try arguments.string(0), port: try arguments.int(1)) }
 /// ```
 public protocol DefinedService: SendableMetatype {
+    /// The numbers of arguments a definition of the type may give: a file whose definition gives another
+    /// number is refused when it loads (``ConfigurationError/Code/wrongArgumentCount``). Any number by default,
+    /// and then a definition that gives too few fails when the service is made, at the first argument missing.
+    ///
+    /// ```swift
+    /// static let argumentCounts = 1...3       // Dose's Service1 reads args[0], and args[2] when there are three
+    /// ```
+    static var argumentCounts: ClosedRange<Int> { get }
+
     /// Makes the service from its definition's arguments, read by position and type.
     init(arguments: DefinitionArguments) throws
+}
+
+extension DefinedService {
+    /// Any number of arguments: none is checked when a file loads.
+    public static var argumentCounts: ClosedRange<Int> { 0...Int.max }
 }
 
 /// The types the definition files of a program may name, each with how it is built from its arguments.
@@ -18,6 +32,8 @@ public struct ServiceTypes: Sendable {
     /// A declared type, with its type erased.
     struct Entry: Sendable {
         let swiftType: Any.Type
+        /// The numbers of arguments its definitions may give, checked when a file loads.
+        let argumentCounts: ClosedRange<Int>
         let make: @Sendable (DefinitionArguments) throws -> Any
         /// Registers a factory of the service named `name`, of this type, in `target` (the container, or a
         /// scope) under `key`.
@@ -30,28 +46,34 @@ public struct ServiceTypes: Sendable {
 
     public init() {}
 
-    /// Declares a type that builds itself from the definition's arguments.
+    /// Declares a type that builds itself from the definition's arguments, which takes the numbers of
+    /// arguments its ``DefinedService/argumentCounts`` states.
     /// - Parameters:
     ///   - name: The name files use in `class`, e.g. `DoseTests.Service1`.
     ///   - type: The type.
     /// - Returns: The declarations with this one added.
     public func type<Service: DefinedService>(_ name: String, _ type: Service.Type) -> ServiceTypes {
-        self.type(name, Service.self) { arguments in try Service(arguments: arguments) }
+        self.type(name, Service.self, argumentCounts: Service.argumentCounts) { arguments in
+            try Service(arguments: arguments)
+        }
     }
 
     /// Declares a type built by `make` from the definition's arguments.
     /// - Parameters:
     ///   - name: The name files use in `class`.
     ///   - type: The type the service is registered and resolved as.
+    ///   - argumentCounts: The numbers of arguments a definition may give: a file whose definition gives
+    ///     another number is refused when it loads. Any number by default.
     ///   - make: Makes an instance from the arguments, read by position and type.
     /// - Returns: The declarations with this one added.
     public func type<Service>(
-        _ name: String, _ type: Service.Type = Service.self,
+        _ name: String, _ type: Service.Type = Service.self, argumentCounts: ClosedRange<Int> = 0...Int.max,
         make: @escaping @Sendable (DefinitionArguments) throws -> Service
     ) -> ServiceTypes {
         var copy = self
         copy.entries[name] = Entry(
             swiftType: Service.self,
+            argumentCounts: argumentCounts,
             make: { arguments in try make(arguments) },
             register: { target, name, key, reuse, factory in
                 target.register(Service.self, reuse: reuse, key: key, ifAlreadyRegistered: .replace) { (scope: Scope) in

@@ -7,6 +7,7 @@ import Stimpak
 import StimpakConfiguration
 
 final class SMTPTransport: DefinedService, Sendable {
+    static let argumentCounts = 2...2   // a definition that gives another count is refused when its file loads
     let host: String
     let port: Int
     init(arguments: DefinitionArguments) throws {
@@ -33,7 +34,7 @@ enum ConfigurationFilesSnippets {
         let definitions = Definitions(types: types)                   // or Definitions(container: existing, types:)
         try definitions.load(contentsOf: URL(fileURLWithPath: "services.plist"))
         try definitions.load(contentsOf: URL(fileURLWithPath: "production.json"))   // later files win
-        definitions.install(LoggerProvider(), parameters: ["debug_output": true])   // Dose's providers, overrides
+        try definitions.install(LoggerProvider(), parameters: ["debug_output": true])   // Dose's providers, overrides
         definitions.extend("mail.mailer", as: Mailer.self) { mailer, _ in mailer.configured() }
 
         let notifier = try definitions.get("orders.notifier", as: OrderNotifier.self)   // by name, made now

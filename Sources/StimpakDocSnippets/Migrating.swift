@@ -67,7 +67,7 @@ enum MigratingSnippets {
             .type("DoseTests.Service1", Service1.self)
             .type("DoseTests.Service2", Service2.self))
         try definitions.load(contentsOf: URL(fileURLWithPath: "services.plist"))
-        definitions.install(SimpleLoggerProvider(), parameters: ["debug_output": true])
+        try definitions.install(SimpleLoggerProvider(), parameters: ["debug_output": true])
         let service2 = try definitions.get("dose.service2", as: Service2.self)             // Kernel.instance.get
         let same = try definitions.container.require(Service2.self, key: "dose.service2")  // the same instance
         _ = (service2, same)

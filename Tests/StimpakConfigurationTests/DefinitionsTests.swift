@@ -52,8 +52,8 @@ import Testing
     func doseKernel() throws -> Definitions {
         let definitions = Definitions(types: doseTypes)
         try definitions.load(Data(doseTestsPlist.utf8), name: "services.plist")
-        definitions.install(SimpleLoggerProvider(), parameters: ["debug_output": true])
-        definitions.install(ExampleServiceProvider())
+        try definitions.install(SimpleLoggerProvider(), parameters: ["debug_output": true])
+        try definitions.install(ExampleServiceProvider())
         return definitions
     }
 
@@ -209,6 +209,40 @@ import Testing
         #expect(error.description.contains("reads argument 0 as a service, but @p is a parameter"))
     }
 
+    @Test("an object set in code is read by value, service and context.parameter; readers of a file's values name its type")
+    func objectsSetInCode() throws {
+        let types = ServiceTypes()
+            .type("Value") { arguments in try arguments.value(0, as: SimpleLogger.self) }
+            .type("Service") { arguments in try arguments.service(0, as: (any LoggerProtocol).self) }
+            .type("Raw") { arguments in try arguments.raw(0) }
+            .type("Number") { arguments in try arguments.double(0) }
+        let definitions = Definitions(types: types, environment: [:])
+        let logger = SimpleLogger(true)
+        try definitions.setParameter("logger", logger)
+        try definitions.setParameter("ratio", 2)
+        try definitions.load(Data(#"""
+            { "services": {
+                "value": { "class": "Value", "arguments": ["@logger"] },
+                "service": { "class": "Service", "arguments": ["@logger"] },
+                "raw": { "class": "Raw", "arguments": ["@logger"] },
+                "number": { "class": "Number", "arguments": ["@ratio"] },
+                "notService": { "class": "Service", "arguments": ["@ratio"] },
+                "nothing": { "class": "Service", "arguments": ["@nowhere"] } } }
+            """#.utf8), name: "objects.json")
+        #expect(try definitions.get("value", as: SimpleLogger.self) === logger)
+        #expect(try definitions.get("service", as: (any LoggerProtocol).self) === logger)
+        #expect(try definitions.get("number", as: Double.self) == 2, "an Int set in code is a file's integer")
+        let raw = try #require(throws: ConfigurationError.self) { try definitions.get("raw") }
+        #expect(raw.detail == "the service raw reads argument 0 as a file's value, but @logger is a SimpleLogger set in code")
+        let notService = try #require(throws: ConfigurationError.self) { try definitions.get("notService") }
+        #expect(notService.code == .wrongKind)
+        let nothing = try #require(throws: ConfigurationError.self) { try definitions.get("nothing") }
+        #expect(nothing.code == .unknownReference, "a name nothing defines is not called a parameter")
+        definitions.register("reads", as: Bool.self) { context in try context.parameter("logger", as: Bool.self) }
+        let misread = try #require(throws: ConfigurationError.self) { try definitions.get("reads") }
+        #expect(misread.detail == "reads reads the parameter logger as Bool, but it is a SimpleLogger set in code")
+    }
+
     // MARK: Bad input
 
     func failure(_ text: String, types: ServiceTypes = DefinitionsTests.mailerTypes, name: String = "bad.json") -> ConfigurationError? {
@@ -251,6 +285,15 @@ import Testing
         #expect(binary.description.contains("binary property list"))
         let notAPlist = try #require(failure("<plist><dict><key>a</key></plist>", name: "bad.plist"))
         #expect(notAPlist.code == .unreadable)
+        for blank in ["", " \n\t"] {
+            let empty = try #require(failure(blank, name: "empty.plist"))
+            #expect(empty.description.hasPrefix("Stimpak cannot use empty.plist: it is empty or holds only blanks."))
+        }
+        let count = try #require(failure(
+            #"{ "services": { "m": { "class": "Pair", "arguments": [1, 2, 3] } } }"#,
+            types: ServiceTypes().type("Pair", argumentCounts: 2...2) { arguments in try arguments.int(0) + arguments.int(1) }))
+        #expect(count.code == .wrongArgumentCount)
+        #expect(count.detail == "the type Pair takes 2 arguments, but the definition gives 3")
     }
 
     @Test("bad definitions found when used: wrong types and counts, references to nothing, a parameter used as a service")

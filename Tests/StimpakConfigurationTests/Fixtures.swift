@@ -67,8 +67,8 @@ struct SimpleLoggerProvider: DefinitionProvider {
 
 /// Dose's `ExampleServiceProvider`: the `exampleParam` parameter.
 struct ExampleServiceProvider: DefinitionProvider {
-    func register(in definitions: Definitions) {
-        definitions.setParameter("exampleParam", "FromExampleServiceProvider")
+    func register(in definitions: Definitions) throws {
+        try definitions.setParameter("exampleParam", "FromExampleServiceProvider")
     }
 }
 
