@@ -15,7 +15,8 @@ final class AsyncCreation: @unchecked Sendable {
     var box: AnyObject?
     var callbackContext: ResolutionContext?
     /// The error the creation failed with, which its waiters share; nil while it runs, when it made the
-    /// instance, or when its creator was cancelled (a waiter then makes the instance).
+    /// instance, when its creator was cancelled (a waiter then makes the instance), or when its scope was
+    /// disposed (the waiters see that for themselves, as threads waiting on an ``InFlight`` do).
     private(set) var failure: (any Error)?
     /// The creation the task making this one is waiting for, if any.
     private var waitingOn: AsyncCreation?

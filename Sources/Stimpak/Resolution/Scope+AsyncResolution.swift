@@ -169,11 +169,7 @@ extension Scope {
         _ arguments: Args, registeredIn: Scope?, localsIndex: Int
     ) async throws -> Service {
         let node = AsyncNode.current
-        if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
-           let captor = ResolutionContext.currentCaptor() ?? node?.captor() {
-            registry.lock.unlock()
-            throw captiveDependency(resolver, captor: captor)
-        }
+        try refuseCaptive(resolver, node: node)
         switch resolver.reuse.kind {
         case .transient:
             let onResolved = resolver.onResolved
@@ -182,32 +178,23 @@ extension Scope {
             var layers: [InstanceDisposal]?
             let instance = try await make(
                 resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators, layers: &layers)
-            if let onResolved {
-                do {
-                    try runCallback(onResolved, resolver, self, instance)
-                } catch {
-                    Self.discard(instance, layers: layers, of: resolver)
-                    throw error
-                }
-            }
-            guard resolver.isDisposableTransient(instance) else { return instance }
-            return try admitDisposableTransient(instance, of: resolver, layers: layers)
+            return try handOut(transient: instance, layers: layers, of: resolver, onResolved: onResolved)
         case .graph:
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
             registry.lock.unlock()
-            guard let node else {
-                // Resolved outermost: the graph begins with its factory's chain.
-                // A `.graph` instance is never disposed, nor are its layers.
+            let instance: Service
+            if let node {
+                instance = try await graphInstance(of: resolver, factory, arguments, node: node, decorators: decorators)
+            } else {
+                // Resolved outermost: the graph begins with its factory's chain. A `.graph` instance is never
+                // disposed, nor are its layers.
                 var layers: [InstanceDisposal]?
-                let instance = try await make(
+                instance = try await make(
                     resolver, factory, arguments, in: self, creation: nil, node: nil, decorators: decorators,
                     layers: &layers)
-                if let onResolved { try runCallback(onResolved, resolver, self, instance) }
-                return instance
             }
-            let instance = try await graphInstance(of: resolver, factory, arguments, node: node, decorators: decorators)
-            if let onResolved { try runCallback(onResolved, resolver, self, instance) }
+            if let onResolved { try runCallback(onResolved, of: resolver, self, instance, context: .current) }
             return instance
         case .singleton, .weak, .inScope, .scopedTo:
             let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
@@ -274,27 +261,20 @@ extension Scope {
         _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?
     ) async throws -> Service {
         let slot = place.slot
-        var retiredWeakBox: AnyObject?
-        defer { if let box = retiredWeakBox.take() { Reclamation.retire(box) } }
         while true {
-            if place.owner.isDisposedValue {
-                registry.lock.unlock()
-                throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: place.owner.key)
-            }
+            try refuseDisposed(place.owner, of: resolver)
+            // Mostly empty or being made (the synchronous attempt found no instance); made after a wait, or meanwhile.
             switch slot.state {
-            case .created(let box):
-                do throws(DeadInstance) {
-                    let instance = try liveInstance(in: box, of: resolver)
-                    place.memo?.publishBelowOwner(slot, box: box, index: place.memoIndex)
-                    registry.lock.unlock()
-                    return instance
-                } catch {
-                    // A `.weak` instance nobody holds any more: make the next one (see the synchronous path).
-                    if place.publishes { resolver.rootWord.publish(nil) }
-                    retiredWeakBox = box
-                    slot.state = .empty
-                    continue
-                }
+            case .empty:
+                let creation = AsyncCreation(serviceKey: resolver.serviceKey)
+                slot.state = .creatingAsync(creation)
+                let onResolved = resolver.onResolved
+                let onDispose = resolver.onDispose
+                let decorators = resolver.decoratorsIfAny
+                registry.lock.unlock()
+                return try await make(
+                    resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
+                    onResolved: onResolved, onDispose: onDispose)
             case .creatingAsync(let creation):
                 // This task's own chain is making it (directly, or in a parent task awaiting this one), or the
                 // task making it waits, through other creations, for one this chain makes: a cycle.
@@ -330,88 +310,40 @@ extension Scope {
                 registry.lock.unlock()
                 if let flight { try await awaitCreation(flight, requested: resolver.serviceKey, node: node) }
                 registry.lock.lock()
-            case .empty:
-                let creation = AsyncCreation(serviceKey: resolver.serviceKey)
-                slot.state = .creatingAsync(creation)
-                let onResolved = resolver.onResolved
-                let onDispose = resolver.onDispose
-                let decorators = resolver.decoratorsIfAny
-                registry.lock.unlock()
-                return try await make(
-                    resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
-                    onResolved: onResolved, onDispose: onDispose)
+            case .created(let box):
+                do throws(DeadInstance) {
+                    return try createdInstance(box, at: place, of: resolver)
+                } catch {
+                    continue
+                }
             }
         }
     }
 
-    /// Runs an async factory of a reused service, caches the instance, runs its `resolved` callback and
-    /// wakes the tasks awaiting it. Called with the lock released and the slot marked with `creation`; every
-    /// way out settles the slot and wakes the waiters, who share this creation's failure (all but the
-    /// creator's cancellation, after which one of them makes the instance).
+    /// Runs an async factory of a reused service, then commits the instance
+    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Called with the lock released and the slot marked
+    /// with `creation`; every way out settles the slot and wakes the waiters, who share this creation's failure
+    /// (all but the creator's cancellation, after which one of them makes the instance).
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, place: CachePlace, creation: AsyncCreation, node: AsyncNode?,
         decorators: [Decorator<Service>]?, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: DisposeHook<Service>?
     ) async throws -> Service {
-        let owner = place.owner
-        let slot = place.slot
-        func abandon(_ error: any Error) -> any Error {
-            let waiters = registry.lock.withLock {
-                slot.state = .empty
-                return creation.finish(failing: error is CancellationError ? nil : error)
-            }
-            waiters?.finish()
-            return error
-        }
         let instance: Service
         var layers: [InstanceDisposal]?
         do {
             instance = try await make(
-                resolver, factory, arguments, in: owner, creation: creation, node: node, decorators: decorators,
+                resolver, factory, arguments, in: place.owner, creation: creation, node: node, decorators: decorators,
                 layers: &layers)
         } catch {
-            throw abandon(error)
-        }
-        guard let (box, record) = cacheEntry(for: instance, layers: layers, of: resolver, slot: slot, onDispose: onDispose)
-        else {
-            throw abandon(failure(.weakValueType, resolver.serviceKey))
-        }
-        registry.lock.lock()
-        guard !owner.isDisposedValue else {
-            registry.lock.unlock()
-            let error = abandon(failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key))
-            try? record?.dispose()
+            // The factory's path throws a `ResolutionError` or, when the task is cancelled, a `CancellationError`.
+            place.owner.abandon(.slot(place.slot, .task(creation)), failing: error as? ResolutionError)
             throw error
         }
-        if let record { owner.disposals.append(record) }
-        if let onResolved {
-            // Cached for this thread first, so that what the callback resolves can get back to the instance.
-            creation.box = box
-            creation.callbackContext = ResolutionContext.current
-            registry.lock.unlock()
-            do {
-                try runCallback(onResolved, resolver, owner, instance)
-            } catch {
-                // Ours to dispose only if still among the scope's records (see the synchronous path).
-                let isOurs = registry.lock.withLock { owner.takeDisposal(for: slot) }
-                _ = abandon(error)
-                if isOurs { try? record?.dispose() }
-                throw error
-            }
-            registry.lock.lock()
-            creation.callbackContext = nil
-            // Disposed while the callback ran: the disposal took the record and disposes the instance.
-            if owner.isDisposedValue {
-                registry.lock.unlock()
-                throw abandon(failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key))
-            }
-        }
-        _ = owner.store(box, in: slot, of: resolver, publishes: place.publishes)
-        let waiters = creation.finish(failing: nil)
-        registry.lock.unlock()
-        waiters?.finish()
-        return instance
+        return try commit(
+            instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
+            onDispose: onDispose)
     }
 
     /// Runs an async factory and the decorators with the registration on this task's async resolution path; a
@@ -428,13 +360,13 @@ extension Scope {
             }
         }
         let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
-        let start = registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
+        let start = creationStart()
         do {
             var instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
             if let decorators {
                 instance = try Self.decorate(instance, of: resolver, with: decorators, in: scope, layers: &layers)
             }
-            if start != 0 { scope.reportCreation(resolver.serviceKey, since: start) }
+            scope.reportCreation(of: resolver, since: start)
             return instance
         } catch let error as ResolutionError {
             throw error
@@ -443,16 +375,5 @@ extension Scope {
         } catch {
             throw AsyncNode.pathError(.factoryFailed, resolver.serviceKey, node: node, underlyingError: error)
         }
-    }
-
-    /// Runs a `resolved` callback (synchronous) with the registration on this thread's path.
-    private func runCallback<Service, Args>(
-        _ callback: @Sendable (Scope, Service) throws -> Void, _ resolver: ServiceResolver<Service, Args>,
-        _ scope: Scope, _ instance: Service
-    ) throws(ResolutionError) {
-        let context = ResolutionContext.current
-        try context.enter(resolver)
-        defer { context.leave() }
-        try runCallback(callback, scope, instance, of: resolver, context: context)
     }
 }

@@ -4,6 +4,7 @@ extension Scope {
     /// Whether this scope, as the owner of `resolver`'s instance, keeps it in its table as it is (see
     /// ``resolveInTable(_:_:owner:)``): a child scope, the registration not made in a scope, and one that needs
     /// none of a slot's states (``ServiceRegistration/isKeptInTable``). Call with the lock held.
+    @inline(__always)
     func keepsInTable<Service, Args>(_ resolver: ServiceResolver<Service, Args>, registeredIn: Scope?) -> Bool {
         registeredIn == nil && parent != nil && resolver.isKeptInTable
     }

@@ -1,4 +1,5 @@
-/// The synchronous locked path from a registration to its instance.
+/// The synchronous locked path from a registration to its instance: the slot's states, and what this thread
+/// does in each. The steps that do not block are the creation core's (Scope+Creation.swift).
 extension Scope {
     /// Makes a transient, or finds the slot of a reused instance and resolves it. Call with the lock held;
     /// returns with it released.
@@ -8,32 +9,22 @@ extension Scope {
     func resolveRegistered<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope? = nil, localsIndex: Int = 0
     ) throws(ResolutionError) -> Service {
-        // (The async path checks the async factories it runs too; this one reads no task-local value.)
-        if resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
-           let captor = ResolutionContext.currentCaptor() {
-            registry.lock.unlock()
-            throw captiveDependency(resolver, captor: captor)
-        }
+        try refuseCaptive(resolver, node: nil)
         switch resolver.reuse.kind {
         case .transient:
-            guard !resolver.requiresAwaitHere else {
-                registry.lock.unlock()
-                throw requiresAwait(resolver)
-            }
+            try refuseAsyncFactory(resolver)
+            let context = ResolutionContext.current
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
             registry.lock.unlock()
+            // The callback, run once the factory has left the path, shares the graph that the factory's resolves made.
+            if onResolved != nil { context.holdGraph() }
+            defer { if onResolved != nil { context.releaseGraph() } }
             var layers: [InstanceDisposal]?
-            let instance = try make(
-                resolver, arguments, in: self, decorators: decorators, onResolved: onResolved, context: .current,
-                layers: &layers)
-            guard resolver.isDisposableTransient(instance) else { return instance }
-            return try admitDisposableTransient(instance, of: resolver, layers: layers)
+            let instance = try make(resolver, arguments, in: self, decorators: decorators, context: context, layers: &layers)
+            return try handOut(transient: instance, layers: layers, of: resolver, onResolved: onResolved)
         case .graph:
-            guard !resolver.requiresAwaitHere else {
-                registry.lock.unlock()
-                throw requiresAwait(resolver)
-            }
+            try refuseAsyncFactory(resolver)
             return try resolveGraph(resolver, arguments)
         case .inScope where keepsInTable(resolver, registeredIn: registeredIn):
             // This scope is the owner `cacheOwner` would find: no call, and no retain and release of it.
@@ -45,10 +36,17 @@ extension Scope {
             }
             let place = try cachePlace(
                 of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex)
-            return try resolve(
-                place.slot, of: resolver, arguments, owner: place.owner, publishes: place.publishes, memoIn: place.memo,
-                memoIndex: place.memoIndex)
+            return try resolve(place, of: resolver, arguments)
         }
+    }
+
+    /// Throws `requiresAwait`, with the lock released, when `resolver`'s factory is `async` (or must run on
+    /// the main actor, and this is not it). Call with the lock held.
+    @inline(__always)
+    private func refuseAsyncFactory<Service, Args>(_ resolver: ServiceResolver<Service, Args>) throws(ResolutionError) {
+        guard resolver.requiresAwaitHere else { return }
+        registry.lock.unlock()
+        throw requiresAwait(resolver)
     }
 
     /// Returns the `.graph` instance this outermost resolution already made, or makes it and keeps it for
@@ -70,14 +68,11 @@ extension Scope {
         defer { if onResolved != nil { context.releaseGraph() } }
         // A `.graph` instance is never disposed, nor are its layers.
         var layers: [InstanceDisposal]?
-        let instance = try make(
-            resolver, arguments, in: self, decorators: decorators, onResolved: nil, context: context, layers: &layers)
+        let instance = try make(resolver, arguments, in: self, decorators: decorators, context: context, layers: &layers)
         context.keepGraphInstance(resolver.cached(instance), index: resolver.index)
         if let onResolved {
             do {
-                try context.enter(resolver)
-                defer { context.leave() }
-                try runCallback(onResolved, self, instance, of: resolver, context: context)
+                try runCallback(onResolved, of: resolver, self, instance, context: context)
             } catch {
                 context.dropGraphInstance(resolver.index)
                 throw error
@@ -88,38 +83,19 @@ extension Scope {
         return instance
     }
 
-    /// Returns the slot's instance, waits for the thread making it, or makes it: exactly once per slot.
-    /// Call with the lock held; returns with it released.
+    /// Returns the instance of `place`'s slot, waits for the thread making it, or makes it: exactly once per
+    /// slot. Call with the lock held; returns with it released.
     func resolve<Service, Args>(
-        _ slot: Slot,
-        of resolver: ServiceResolver<Service, Args>,
-        _ arguments: Args,
-        owner: Scope,
-        publishes: Bool,
-        memoIn memo: Scope?,
-        memoIndex: Int
+        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>, _ arguments: Args
     ) throws(ResolutionError) -> Service {
-        var retiredWeakBox: AnyObject?
-        // Every way out has released the lock; lock-free readers may still hold the retired box's address.
-        defer { if let box = retiredWeakBox.take() { Reclamation.retire(box) } }
+        let slot = place.slot
         while true {
-            if owner.isDisposedValue {
-                registry.lock.unlock()
-                throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
-            }
+            try refuseDisposed(place.owner, of: resolver)
             switch slot.state {
             case .created(let box):
                 do throws(DeadInstance) {
-                    let instance = try liveInstance(in: box, of: resolver)
-                    memo?.publishBelowOwner(slot, box: box, index: memoIndex)
-                    registry.lock.unlock()
-                    return instance
+                    return try createdInstance(box, at: place, of: resolver)
                 } catch {
-                    // A `.weak` instance nobody holds any more: unpublish its box, release it once the
-                    // readers are done with it, and make the next one.
-                    if publishes { resolver.rootWord.publish(nil) }
-                    retiredWeakBox = box
-                    slot.state = .empty
                     continue
                 }
             case .initializing(let box, let owner) where owner === ResolutionContext.current:
@@ -157,10 +133,7 @@ extension Scope {
                 }
                 registry.lock.lock()
             case .empty:
-                guard !resolver.requiresAwaitHere else {
-                    registry.lock.unlock()
-                    throw requiresAwait(resolver)
-                }
+                try refuseAsyncFactory(resolver)
                 let context = ResolutionContext.current
                 slot.state = .creating(context)
                 let onResolved = resolver.onResolved
@@ -168,25 +141,24 @@ extension Scope {
                 let decorators = resolver.decoratorsIfAny
                 registry.lock.unlock()
                 return try make(
-                    resolver, arguments, in: owner, into: slot, decorators: decorators, onResolved: onResolved,
-                    onDispose: onDispose, context: context, publishes: publishes)
+                    resolver, arguments, at: place, context: context, decorators: decorators, onResolved: onResolved,
+                    onDispose: onDispose)
             }
         }
     }
 
-    /// Runs the factory of a reused service, caches the instance, then runs its `resolved` callback.
-    /// Called with the lock released and the slot marked as being created by this thread; every way out
-    /// settles the slot and finishes the flight of any thread waiting for it.
+    /// Runs the factory of a reused service on this thread, then commits the instance
+    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Called with the lock released and the slot
+    /// `.creating` on this thread (`context`); every way out settles the slot and finishes the flight of any
+    /// thread waiting for it.
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
-        in owner: Scope,
-        into slot: Slot,
+        at place: CachePlace,
+        context: ResolutionContext,
         decorators: [Decorator<Service>]?,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?,
-        onDispose: DisposeHook<Service>?,
-        context: ResolutionContext,
-        publishes: Bool
+        onDispose: DisposeHook<Service>?
     ) throws(ResolutionError) -> Service {
         // The callback shares the graph that the factory's resolves made.
         if onResolved != nil { context.holdGraph() }
@@ -194,57 +166,13 @@ extension Scope {
         let instance: Service
         var layers: [InstanceDisposal]?
         do {
-            instance = try make(
-                resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context, layers: &layers)
+            instance = try make(resolver, arguments, in: place.owner, decorators: decorators, context: context, layers: &layers)
         } catch {
-            registry.lock.withLock { slot.settle(.empty) }?.finish(failing: error)
+            place.owner.abandon(.slot(place.slot, .thread(context)), failing: error)
             throw error
         }
-        guard let (box, record) = cacheEntry(for: instance, layers: layers, of: resolver, slot: slot, onDispose: onDispose) else {
-            let error = failure(.weakValueType, resolver.serviceKey)
-            registry.lock.withLock { slot.settle(.empty) }?.finish(failing: error)
-            throw error
-        }
-        registry.lock.lock()
-        guard !owner.isDisposedValue else {
-            let flight = slot.settle(.empty)
-            registry.lock.unlock()
-            flight?.finish()
-            try? record?.dispose()
-            throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
-        }
-        if let record { owner.disposals.append(record) }
-        guard let onResolved else {
-            let flight = owner.store(box, in: slot, of: resolver, publishes: publishes)
-            registry.lock.unlock()
-            flight?.finish()
-            return instance
-        }
-        slot.state = .initializing(box, context)
-        registry.lock.unlock()
-        // Cached first, so that whatever the callback resolves can get back to this instance.
-        do {
-            try context.enter(resolver)
-            defer { context.leave() }
-            try runCallback(onResolved, owner, instance, of: resolver, context: context)
-        } catch {
-            // The record is this thread's to dispose only if it is still among the scope's: a disposal of the
-            // scope during the callback took it, and disposes the instance itself.
-            let (flight, isOurs): (InFlight?, Bool) = registry.lock.withLock {
-                (slot.settle(.empty), owner.takeDisposal(for: slot))
-            }
-            flight?.finish(failing: error)
-            if isOurs { try? record?.dispose() }
-            throw error
-        }
-        registry.lock.lock()
-        // Disposed while the callback ran (by it, or by another thread): the disposal has taken the
-        // record and disposes the instance, which must not be handed out.
-        let isDisposed = owner.isDisposedValue
-        let flight = isDisposed ? slot.settle(.empty) : owner.store(box, in: slot, of: resolver, publishes: publishes)
-        registry.lock.unlock()
-        flight?.finish()
-        if isDisposed { throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key) }
-        return instance
+        return try commit(
+            instance, layers: layers, of: resolver, at: place, by: .thread(context), onResolved: onResolved,
+            onDispose: onDispose)
     }
 }

@@ -11,10 +11,7 @@ extension Scope {
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, owner: Scope
     ) throws(ResolutionError) -> Service {
         let index = resolver.index
-        guard !owner.isDisposedValue else {
-            registry.lock.unlock()
-            throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
-        }
+        try refuseDisposed(owner, of: resolver)
         // A scope below the owner of a `.scopedTo` instance publishes it too, as `cachePlace` says.
         let memo = owner !== self ? self : nil
         guard let (cache, creation) = owner.tableEntry(for: index) else {
@@ -33,9 +30,8 @@ extension Scope {
             registry.lock.unlock()
             return instance
         }
-        return try resolve(
-            owner.singleSlot(for: resolver), of: resolver, arguments, owner: owner, publishes: true, memoIn: memo,
-            memoIndex: index)
+        let place = CachePlace(owner: owner, slot: owner.singleSlot(for: resolver), publishes: true, memo: memo, memoIndex: index)
+        return try resolve(place, of: resolver, arguments)
     }
 
     /// Runs the factory of a registration that `owner` keeps in its table (see
@@ -53,27 +49,15 @@ extension Scope {
         let instance: Service
         var layers: [InstanceDisposal]?
         do {
-            instance = try make(
-                resolver, arguments, in: owner, decorators: decorators, onResolved: nil, context: context, layers: &layers)
+            instance = try make(resolver, arguments, in: owner, decorators: decorators, context: context, layers: &layers)
         } catch {
-            registry.lock.lock()
-            let flight = owner.endMarkedCreation(index, context: context)
-            registry.lock.unlock()
-            flight?.finish(failing: error)
+            owner.abandon(.tableEntry(index, context), failing: error)
             throw error
         }
         let box = resolver.cached(instance)
         let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: onDispose, layers: layers)
-        registry.lock.lock()
-        guard !owner.isDisposedValue else {
-            // The disposal took the table with the mark; a slot made of it is settled here.
-            let flight = owner.endMarkedCreation(index, context: context)
-            registry.lock.unlock()
-            flight?.finish()
-            try? record?.dispose()
-            throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
-        }
-        if let record { owner.disposals.append(record) }
+        // An owner disposed meanwhile took the table with the mark: ending the creation settles a slot made of it.
+        try owner.lockAndKeepDisposal(record, of: resolver, ending: .tableEntry(index, context))
         guard let slot = owner.takeInflatedSlot(index) else {
             owner.keep(box, isBox: resolver.cachesInBox, of: resolver, creation: registry.nextCreation(), for: index)
             if registry.tracksInstances { owner.track(box, of: resolver) }
