@@ -3,8 +3,8 @@ extension DisposalRecord {
     /// `Disposable` or ``AsyncDisposable``, nor has `layers` (a decorated instance's, see
     /// ``Scope/decorate(_:of:with:in:layers:)``). Nil at once, with one word compared, for an undecorated instance
     /// of the type its registration last found to be neither (see
-    /// ``ServiceRegistration/needsNoDisposalRecord(_:onDispose:)``): making the record only to find that
-    /// copied the instance and destroyed an optional through metadata.
+    /// ``ServiceRegistration/needsNoDisposalRecord(_:onDispose:)``): making the record only to find that out
+    /// copies the instance and destroys an optional through metadata.
     @inline(__always)
     static func of<Service, Args>(
         _ instance: Service, of resolver: ServiceResolver<Service, Args>, slot: Slot?, onDispose: DisposeHook<Service>?,

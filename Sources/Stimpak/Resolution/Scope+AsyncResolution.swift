@@ -45,8 +45,8 @@ extension Scope {
     }
 
     /// The synchronous resolve, specialized in the caller but kept out of line: inlined whole (with a
-    /// transient's factory call), it made an `async` resolve too large for the optimizer to inline into its
-    /// caller, which then paid an async frame per resolve (four times the synchronous resolve in time).
+    /// transient's factory call), it makes an `async` resolve too large for the optimizer to inline into its
+    /// caller, which then pays an async frame per resolve.
     ///
     /// It serves an `await` (the thread state's `serves_await`, read only where a resolve would wait for another
     /// thread's creation, see ``ResolutionContext/servesAwait``): such a wait is handed back as an awaitable

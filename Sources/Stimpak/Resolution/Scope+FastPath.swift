@@ -119,7 +119,7 @@ extension Scope {
             // Loading a weak reference retains what it finds alive: inside the section, as required.
             let object = Scope.loadWeak(word)
             section.leave()
-            // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` became
+            // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` is
             // a bare `swift_dynamicCastClass`, which dereferences a nil (a dead instance) on Linux.
             if let object, let instance = object as? Service { return instance }
         case .transient(let registration):
@@ -143,7 +143,7 @@ extension Scope {
     /// until it ends.
     ///
     /// Inlined into the resolve, so that the caller's code switches once on the bucket's route, where a call
-    /// returned a ``FastPath`` to switch on again (the scoped routes are one call, ``scopedBoxBits(_:)``).
+    /// would return a ``FastPath`` to switch on again (the scoped routes are one call, ``scopedBoxBits(_:)``).
     @inlinable @inline(__always)
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
         guard let table = publishedTable() else { return .locked }
@@ -241,8 +241,8 @@ extension Scope {
     /// the read section that found the word), or nil when it is gone or none is published.
     ///
     /// Called as `Scope.loadWeak`, not `Self.loadWeak`, from the inlined resolve path: a use of the dynamic
-    /// `Self` there kept the `async` resolve from being inlined into its caller, which then paid an async
-    /// frame and an executor check on every cached hit (three times the synchronous resolve).
+    /// `Self` there keeps the `async` resolve from being inlined into its caller, which then pays an async
+    /// frame and an executor check on every cached hit.
     @usableFromInline @inline(never)
     static func loadWeak(_ word: AtomicWord) -> AnyObject? {
         word.withPublished(WeakBox.self) { $0.object } ?? nil
