@@ -341,6 +341,25 @@ import Stimpak
         func disposed(_ event: DisposalEvent) { log.append("disposed \(event.service)\(event.error == nil ? "" : " threw")") }
     }
 
+    @Test("a created event names the scope that keeps the instance, not the one that resolved it (sync and async)")
+    func createdEventNamesTheOwnerScope() async throws {
+        final class Scopes: ResolutionObserver, @unchecked Sendable {
+            let log = EventLog()
+            func resolved(_ event: ResolutionEvent) {}
+            func created(_ event: ResolutionEvent) { log.append("created \(event.service) in \(event.scopeKey.map { "\($0)" } ?? "root")") }
+        }
+        let container = Container()
+        let scopes = Scopes()
+        container.register(Session.self, reuse: .scopedTo("checkout")) { Session() }
+        container.register(Logger.self, reuse: .scopedTo("checkout")) { () async in Logger() }
+        container.observer = scopes
+        let request = container.openScope("checkout").openScope("request")
+        let synchronously = { () throws -> Session in try request.require(Session.self) }
+        _ = try synchronously()
+        _ = try await request.require(Logger.self)
+        #expect(scopes.log.events == ["created Session in checkout", "created Logger in checkout"])
+    }
+
     @Test("the observer sees every resolve (cached hits included), creation and disposal, and hooks that throw")
     func observer() throws {
         let container = Container()

@@ -1,0 +1,174 @@
+/// An `async` creation of a reused instance under way: the tasks awaiting it (suspended, no blocked thread),
+/// and what its creator waits for, to see a cycle across tasks before it deadlocks.
+final class AsyncCreation: @unchecked Sendable {
+    // `box`, `callbackContext`, `failure` and `suspended` are guarded by the container's lock; `waitingOn` by
+    // `AsyncCreation.waitLock`; `serviceKey` never changes.
+    /// The service being made.
+    let serviceKey: ServiceKey
+    /// The tasks awaiting the creation, made by the first of them: most creations have none, and the object and
+    /// its lock are two allocations.
+    private var suspended: SuspendedTasks?
+    /// Whether the creation has finished: a task that finds it by another way than its slot (a `.graph`
+    /// chain's claim) then waits for nothing.
+    private var isFinished = false
+    /// The instance, while its `resolved` callback runs on `callbackContext`'s thread.
+    var box: AnyObject?
+    var callbackContext: ResolutionContext?
+    /// The error the creation failed with, which its waiters share; nil while it runs, when it made the
+    /// instance, when its creator was cancelled (a waiter then makes the instance), or when its scope was
+    /// disposed (the waiters see that for themselves, as threads waiting on an ``InFlight`` do).
+    private(set) var failure: (any Error)?
+    /// The creation the task making this one is waiting for, if any.
+    private var waitingOn: AsyncCreation?
+
+    /// Guards every creation's `waitingOn`: the wait-for graph between tasks.
+    private static let waitLock = Lock()
+
+    init(serviceKey: ServiceKey) {
+        self.serviceKey = serviceKey
+    }
+
+    /// The tasks awaiting the creation, for one more to join, or nil when it has finished. Call with the lock
+    /// held: its creator takes them when it finishes.
+    func waiters() -> SuspendedTasks? {
+        if isFinished { return nil }
+        if let suspended { return suspended }
+        let made = SuspendedTasks()
+        suspended = made
+        return made
+    }
+
+    /// Ends the creation, with the error it failed with, if it did, and returns its waiters, whom the caller
+    /// wakes (``SuspendedTasks/finish()``) once the lock is released. Call with the lock held.
+    func finish(failing failure: (any Error)?) -> SuspendedTasks? {
+        self.failure = failure
+        box = nil
+        callbackContext = nil
+        isFinished = true
+        return suspended.take()
+    }
+
+    /// The error for a task that gave up waiting for this creation after `limit`, resolving `requested` in
+    /// the chain ending at `node`: it names the waiting services (the path) and the creation waited for.
+    func timedOut(requested: ServiceKey, node: AsyncNode?, limit: WaitLimit) -> ResolutionError {
+        var error = AsyncNode.pathError(.waitTimedOut, requested, node: node)
+        error.waitLimit = limit
+        error.isTaskWait = true
+        error.creatorWaitingFor = Self.waitLock.withLock { waitingOn?.serviceKey }
+        return error
+    }
+
+    /// Records that the chain ending at `node` waits for `target`, unless that would close a loop: the task
+    /// making `target` waits, through other creations, for one the chain makes.
+    /// - Returns: False for a cycle (nothing recorded).
+    static func startWaiting(for target: AsyncCreation, from node: AsyncNode) -> Bool {
+        let making = node.creations
+        guard let innermost = making.first else { return true }
+        return waitLock.withLock {
+            var next: AsyncCreation? = target
+            var steps = 0
+            while let creation = next, steps <= ResolutionError.maximumDepth * 4 {
+                if making.contains(where: { $0 === creation }) { return false }
+                next = creation.waitingOn
+                steps += 1
+            }
+            innermost.waitingOn = target
+            return true
+        }
+    }
+
+    /// Ends what ``startWaiting(for:from:)`` recorded.
+    static func stopWaiting(from node: AsyncNode?) {
+        guard let innermost = node?.creations.first else { return }
+        waitLock.withLock { innermost.waitingOn = nil }
+    }
+}
+
+/// Tasks suspended until a creation finishes, no thread blocked: each resumes when it finishes, when the task
+/// is cancelled, or when the container's ``WaitLimit`` has passed, whichever comes first.
+final class SuspendedTasks: @unchecked Sendable {  // `waiters`, `nextWaiter` and `isFinished` are guarded by `lock`
+    enum Outcome {
+        case finished, cancelled, timedOut
+    }
+
+    /// A waiter between its number and its continuation (the timer or a cancellation may end it there),
+    /// ended there, or suspended.
+    private enum Waiter {
+        case arriving
+        case ended(Outcome)
+        case suspended(CheckedContinuation<Outcome, Never>)
+    }
+
+    private let lock = Lock()
+    private var waiters: [Int: Waiter] = [:]
+    private var nextWaiter = 0
+    private var isFinished = false
+
+    /// Suspends until the creation finishes, the task is cancelled or `limit` passes. Call without the
+    /// container's lock.
+    func wait(limit: WaitLimit) async -> Outcome {
+        let waiter: Int = lock.withLock {
+            nextWaiter += 1
+            waiters[nextWaiter] = .arriving
+            return nextWaiter
+        }
+        // A timer of its own, so that a creation that never finishes (its factory awaits work that waits for
+        // it, out of Stimpak's sight) ends the wait.
+        let timer = limit.nanoseconds.map { nanoseconds in
+            Task.detached {
+                try? await Task.sleep(nanoseconds: nanoseconds)
+                if !Task.isCancelled { self.end(waiter, .timedOut) }
+            }
+        }
+        defer { timer?.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let outcome: Outcome? = lock.withLock {
+                    if isFinished {
+                        waiters[waiter] = nil
+                        return .finished
+                    }
+                    if case .ended(let outcome)? = waiters[waiter] {
+                        waiters[waiter] = nil
+                        return outcome
+                    }
+                    waiters[waiter] = .suspended(continuation)
+                    return nil
+                }
+                if let outcome { continuation.resume(returning: outcome) }
+            }
+        } onCancel: {
+            end(waiter, .cancelled)
+        }
+    }
+
+    /// Ends one waiter's wait with `outcome`, unless it has ended.
+    private func end(_ waiter: Int, _ outcome: Outcome) {
+        let continuation: CheckedContinuation<Outcome, Never>? = lock.withLock {
+            switch waiters[waiter] {
+            case .arriving?:
+                waiters[waiter] = .ended(outcome)
+                return nil
+            case .suspended(let continuation)?:
+                waiters[waiter] = nil
+                return continuation
+            case .ended?, nil:
+                return nil
+            }
+        }
+        continuation?.resume(returning: outcome)
+    }
+
+    /// Wakes every waiter, and any that comes later at once: the creation has finished.
+    func finish() {
+        let continuations: [CheckedContinuation<Outcome, Never>] = lock.withLock {
+            isFinished = true
+            defer { waiters = [:] }
+            return waiters.values.compactMap { waiter in
+                if case .suspended(let continuation) = waiter { return continuation }
+                return nil
+            }
+        }
+        for continuation in continuations { continuation.resume(returning: .finished) }
+    }
+}

@@ -1,0 +1,109 @@
+/// One `async` factory running: its registration, the creation it fills (nil for a transient), and the
+/// node of the factory that resolved it. The chain is a task's async resolution path; child tasks inherit it
+/// (a task-local value), so a child that resolves what its parent is making is a cycle, not a deadlock.
+final class AsyncNode: Sendable {
+    /// The innermost async factory running in this task, or nil.
+    @TaskLocal static var current: AsyncNode?
+
+    let registration: any Registration
+    let creation: AsyncCreation?
+    let parent: AsyncNode?
+    let depth: Int
+    /// The `.graph` instances of the outermost async resolve, shared by the whole chain.
+    let graph: AsyncGraph
+
+    init(registration: any Registration, creation: AsyncCreation?, parent: AsyncNode?) {
+        self.registration = registration
+        self.creation = creation
+        self.parent = parent
+        self.depth = (parent?.depth ?? 0) + 1
+        self.graph = parent?.graph ?? AsyncGraph()
+    }
+
+    /// The nodes from this one out to the outermost.
+    private var chain: UnfoldSequence<AsyncNode, (AsyncNode?, Bool)> {
+        sequence(first: self) { $0.parent }
+    }
+
+    func contains(_ registration: AnyObject) -> Bool {
+        chain.contains { $0.registration === registration }
+    }
+
+    /// Whether this chain is making `creation`.
+    func isMaking(_ creation: AsyncCreation) -> Bool {
+        chain.contains { $0.creation === creation }
+    }
+
+    /// The creations this chain is making, innermost first.
+    var creations: [AsyncCreation] {
+        chain.compactMap(\.creation)
+    }
+
+    /// The service keys on the path, outermost first.
+    var pathKeys: [ServiceKey] {
+        chain.map(\.registration.serviceKey).reversed()
+    }
+
+    /// A container-wide registration on the chain that would capture a scoped service (see
+    /// ``ResolutionContext/currentCaptor()``).
+    func captor() -> (any Registration)? {
+        chain.map(\.registration).last(where: \.capturesScopedServices)
+    }
+
+    /// An error for `requested`, resolved inside the chain ending at `node`, with the path.
+    static func pathError(
+        _ code: ResolutionError.Code, _ requested: ServiceKey, node: AsyncNode?, underlyingError: (any Error)? = nil
+    ) -> ResolutionError {
+        let outer = node?.pathKeys ?? []
+        return ResolutionError(
+            code, requested: requested, path: outer.isEmpty ? [] : outer + [requested], underlyingError: underlyingError)
+    }
+}
+
+/// The `.graph` instances of one outermost async resolve, by registration index: made, or being made by one
+/// task of the chain, which the others await.
+final class AsyncGraph: @unchecked Sendable {  // `entries` is guarded by `lock`
+    enum Claim {
+        /// Made: the cached instance (see ``CachedInstance``).
+        case made(AnyObject)
+        /// Being made by another task: await the creation.
+        case making(AsyncCreation)
+        /// Yours to make: settle it with ``settle(_:_:)``, then finish the creation's waiters.
+        case claimed(AsyncCreation)
+    }
+
+    private enum Entry {
+        case made(AnyObject)
+        case making(AsyncCreation)
+    }
+
+    private let lock = Lock()
+    private var entries: [Int: Entry] = [:]
+
+    /// The instance of the registration with `index`, the creation to await, or a new creation for the caller.
+    func claim(_ index: Int, _ serviceKey: ServiceKey) -> Claim {
+        lock.withLock {
+            switch entries[index] {
+            case .made(let box)?:
+                return .made(box)
+            case .making(let creation)?:
+                return .making(creation)
+            case nil:
+                let creation = AsyncCreation(serviceKey: serviceKey)
+                entries[index] = .making(creation)
+                return .claimed(creation)
+            }
+        }
+    }
+
+    /// Ends a claimed creation: keeps `box` for the rest of the resolve, or, nil when it failed, forgets it
+    /// (a task that claims it next makes it).
+    func settle(_ index: Int, _ box: AnyObject?) {
+        // The creation is released after unlocking, like everything this lock guards.
+        let ended: Entry? = lock.withLock {
+            defer { entries[index] = box.map { .made($0) } }
+            return entries[index]
+        }
+        withExtendedLifetime(ended) {}
+    }
+}

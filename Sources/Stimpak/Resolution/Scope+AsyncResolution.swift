@@ -1,0 +1,379 @@
+import CStimpakAtomics
+
+/// The `async` resolve path: what an `await scope.require(…)` does once the synchronous path (cached
+/// instances, synchronous factories) has said that the service's factory is `async`. See ARCHITECTURE.md.
+extension Scope {
+    /// Finds or makes the instance registered for (`Service`, `Args`, `key`), awaiting an `async` factory.
+    ///
+    /// The synchronous path runs first (one call, see ``resolveInstanceNotInlined(_:_:)``), so a cached
+    /// instance or a synchronous service costs about what it costs there, without a suspension; only a
+    /// registration whose factory is `async` (and not cached yet) goes on to ``resolveAwaiting(_:_:key:)``.
+    @inlinable @inline(__always)
+    func resolveInstanceAsync<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) async throws -> Service {
+        do throws(ResolutionError) {
+            return try resolveInstanceNotInlined(Service.self, arguments, key: key)
+        } catch {
+            guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+        }
+        return try await resolveAwaiting(Service.self, arguments, key: key)
+    }
+
+    /// The same without a key: the synchronous path is the unkeyed one, one call to its specialization.
+    @inlinable @inline(__always)
+    func resolveInstanceAsync<Service, Args>(_ type: Service.Type, _ arguments: Args) async throws -> Service {
+        do throws(ResolutionError) {
+            return try resolveInstanceNotInlined(Service.self, arguments)
+        } catch {
+            guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+        }
+        return try await resolveAwaiting(Service.self, arguments, key: nil)
+    }
+
+    /// The same, with a key of a concrete type.
+    @inlinable @inline(__always)
+    func resolveInstanceAsync<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, typedKey key: Key
+    ) async throws -> Service {
+        do throws(ResolutionError) {
+            return try resolveInstanceNotInlined(Service.self, arguments, typedKey: key)
+        } catch {
+            guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+        }
+        return try await resolveAwaiting(Service.self, arguments, key: Scope.erased(key))
+    }
+
+    /// The synchronous resolve, specialized in the caller but kept out of line: inlined whole (with a
+    /// transient's factory call), it makes an `async` resolve too large for the optimizer to inline into its
+    /// caller, which then pays an async frame per resolve.
+    ///
+    /// It serves an `await` (the thread state's `serves_await`, read only where a resolve would wait for another
+    /// thread's creation, see ``ResolutionContext/servesAwait``): such a wait is handed back as an awaitable
+    /// `requiresAwait`, and the task suspends on it in ``resolveAwaiting(_:_:key:)`` instead of blocking.
+    @inlinable @inline(never)
+    func resolveInstanceNotInlined<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        return try resolveInstance(Service.self, arguments)
+    }
+
+    /// The same with a key, for the same reason.
+    @inlinable @inline(never)
+    func resolveInstanceNotInlined<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service {
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        return try resolveInstance(Service.self, arguments, key: key)
+    }
+
+    /// The same with a key of a concrete type.
+    @inlinable @inline(never)
+    func resolveInstanceNotInlined<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, typedKey key: Key
+    ) throws(ResolutionError) -> Service {
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        return try resolveInstance(Service.self, arguments, typedKey: key)
+    }
+
+    /// The locked lookup for an `async` resolve, then the registration's creation, awaited. A synchronous
+    /// registration comes here when another thread is making its instance: the task suspends until that
+    /// creation finishes, then resolves it as the synchronous path does.
+    @usableFromInline
+    func resolveAwaiting<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) async throws -> Service {
+        while true {
+            switch try lockAndFind(Service.self, arguments, key: key) {
+            case .resolved(let value):
+                return value
+            case .registration(let resolver, let registeredIn, let localsIndex):
+                if let factory = resolver.asyncFactory {
+                    guard registry.observedWord.loadRelaxed() != 0 else {
+                        return try await resolveRegistered(
+                            resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+                    }
+                    // The synchronous attempt left this resolve to the observer of the `await`.
+                    return try await resolveAwaitingObserved(ServiceKey(service: Service.self, arguments: Args.self, key: key)) {
+                        try await resolveRegistered(
+                            resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+                    }
+                }
+                if let flight = try synchronousCreation(
+                    of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex) {
+                    try await awaitCreation(flight, requested: resolver.serviceKey, node: AsyncNode.current)
+                    continue
+                }
+                do throws(ResolutionError) {
+                    return try resolveInstanceNotInlined(Service.self, arguments, key: key)
+                } catch {
+                    // Another thread started making it meanwhile: await that creation.
+                    guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+                }
+            }
+        }
+    }
+
+    /// The creation of `resolver`'s instance for `arguments` that another thread runs synchronously, if any, for
+    /// an `await` resolve to suspend on. Call with the lock held; returns with it released.
+    private func synchronousCreation<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope?, localsIndex: Int
+    ) throws(ResolutionError) -> InFlight? {
+        switch resolver.reuse.kind {
+        case .transient, .graph:
+            registry.lock.unlock()
+            return nil
+        case .singleton, .weak, .inScope, .scopedTo:
+            break
+        }
+        let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
+        // A scope's table entry that another thread marks becomes a slot being made by that thread.
+        let slot = try cachePlace(
+            of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex).slot
+        let flight: InFlight?
+        switch slot.state {
+        case .creating, .initializing:
+            flight = slot.flight(of: resolver)
+        case .empty, .created, .creatingAsync:
+            flight = nil
+        }
+        registry.lock.unlock()
+        return flight
+    }
+
+    /// Suspends until another thread's synchronous creation finishes (no thread blocks), the task is cancelled or
+    /// the container's ``WaitLimit`` passes; throws the error the creation failed with. Call without the lock.
+    private func awaitCreation(_ flight: InFlight, requested: ServiceKey, node: AsyncNode?) async throws {
+        let limit = registry.waitLimit
+        switch await flight.tasks.wait(limit: limit) {
+        case .finished:
+            if let failure = flight.finishedFailure { throw failure }
+        case .cancelled:
+            throw CancellationError()
+        case .timedOut:
+            var error = AsyncNode.pathError(.waitTimedOut, requested, node: node)
+            error.waitLimit = limit
+            throw error
+        }
+    }
+
+    /// Makes a transient or `.graph` instance, or awaits the cached one's creation. Call with the lock held;
+    /// returns with it released.
+    private func resolveRegistered<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, registeredIn: Scope?, localsIndex: Int
+    ) async throws -> Service {
+        let node = AsyncNode.current
+        try refuseCaptive(resolver, node: node)
+        switch resolver.reuse.kind {
+        case .transient:
+            let onResolved = resolver.onResolved
+            let decorators = resolver.decoratorsIfAny
+            registry.lock.unlock()
+            var layers: [InstanceDisposal]?
+            let instance = try await make(
+                resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators, layers: &layers)
+            return try handOut(transient: instance, layers: layers, of: resolver, onResolved: onResolved)
+        case .graph:
+            let onResolved = resolver.onResolved
+            let decorators = resolver.decoratorsIfAny
+            registry.lock.unlock()
+            let instance: Service
+            if let node {
+                instance = try await graphInstance(of: resolver, factory, arguments, node: node, decorators: decorators)
+            } else {
+                // Resolved outermost: the graph begins with its factory's chain. A `.graph` instance is never
+                // disposed, nor are its layers.
+                var layers: [InstanceDisposal]?
+                instance = try await make(
+                    resolver, factory, arguments, in: self, creation: nil, node: nil, decorators: decorators,
+                    layers: &layers)
+            }
+            if let onResolved { try runCallback(onResolved, of: resolver, self, instance, context: .current) }
+            return instance
+        case .singleton, .weak, .inScope, .scopedTo:
+            let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
+            let place = try cachePlace(
+                of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex)
+            return try await resolve(place, of: resolver, factory, arguments, node: node)
+        }
+    }
+
+    /// The `.graph` instance of the outermost async resolve that `node`'s chain belongs to, made once for the
+    /// whole chain and its child tasks: the first task makes it, the others await that creation (a cycle, as
+    /// for a reused instance, when the waiting chain makes it). Call without the lock.
+    private func graphInstance<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, node: AsyncNode, decorators: [Decorator<Service>]?
+    ) async throws -> Service {
+        while true {
+            switch node.graph.claim(resolver.index, resolver.serviceKey) {
+            case .made(let box):
+                // Kept by index, which names this registration, whose service type is `Service`.
+                return resolver.instance(in: box)
+            case .claimed(let creation):
+                let instance: Service
+                var layers: [InstanceDisposal]?
+                do {
+                    instance = try await make(
+                        resolver, factory, arguments, in: self, creation: creation, node: node, decorators: decorators,
+                        layers: &layers)
+                } catch {
+                    let waiters = registry.lock.withLock { creation.finish(failing: error is CancellationError ? nil : error) }
+                    node.graph.settle(resolver.index, nil)
+                    waiters?.finish()
+                    throw error
+                }
+                node.graph.settle(resolver.index, resolver.cached(instance))
+                registry.lock.withLock { creation.finish(failing: nil) }?.finish()
+                return instance
+            case .making(let creation):
+                if node.isMaking(creation) || !AsyncCreation.startWaiting(for: creation, from: node) {
+                    throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
+                }
+                let limit = registry.waitLimit
+                // Nil when the creation finished meanwhile: claim again.
+                let waiters = registry.lock.withLock { creation.waiters() }
+                let outcome = await waiters?.wait(limit: limit) ?? .finished
+                AsyncCreation.stopWaiting(from: node)
+                switch outcome {
+                case .finished:
+                    // Made, or failed with an error the waiters share; a creator's cancellation: claim it again.
+                    if let failure = registry.lock.withLock({ creation.failure }) { throw failure }
+                case .cancelled:
+                    throw CancellationError()
+                case .timedOut:
+                    throw creation.timedOut(requested: resolver.serviceKey, node: node, limit: limit)
+                }
+            }
+        }
+    }
+
+    /// Returns the slot's instance, awaits the task making it, or makes it: exactly once per slot. Call
+    /// with the lock held; returns with it released.
+    private func resolve<Service, Args>(
+        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
+        _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?
+    ) async throws -> Service {
+        let slot = place.slot
+        while true {
+            try refuseDisposed(place.owner, of: resolver)
+            // Mostly empty or being made (the synchronous attempt found no instance); made after a wait, or meanwhile.
+            switch slot.state {
+            case .empty:
+                let creation = AsyncCreation(serviceKey: resolver.serviceKey)
+                slot.state = .creatingAsync(creation)
+                let onResolved = resolver.onResolved
+                let onDispose = resolver.onDispose
+                let decorators = resolver.decoratorsIfAny
+                registry.lock.unlock()
+                return try await make(
+                    resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
+                    onResolved: onResolved, onDispose: onDispose)
+            case .creatingAsync(let creation):
+                // This task's own chain is making it (directly, or in a parent task awaiting this one), or the
+                // task making it waits, through other creations, for one this chain makes: a cycle.
+                if let node, node.isMaking(creation) || !AsyncCreation.startWaiting(for: creation, from: node) {
+                    registry.lock.unlock()
+                    throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
+                }
+                // Unfinished while the slot holds it (nil only for one that finished: nothing to wait for).
+                let waiters = creation.waiters()
+                registry.lock.unlock()
+                let limit = registry.waitLimit
+                let outcome = await waiters?.wait(limit: limit) ?? .finished
+                AsyncCreation.stopWaiting(from: node)
+                switch outcome {
+                case .finished:
+                    break
+                case .cancelled:
+                    // A cancelled waiter stops waiting; the creation goes on for the others.
+                    throw CancellationError()
+                case .timedOut:
+                    throw creation.timedOut(requested: resolver.serviceKey, node: node, limit: limit)
+                }
+                registry.lock.lock()
+                // A creation that failed fails its waiters with its error; the next resolve tries again.
+                if let failure = creation.failure {
+                    registry.lock.unlock()
+                    throw failure
+                }
+            case .creating, .initializing:
+                // A synchronous creation on some thread (a main-actor registration's, made on the main actor):
+                // awaited, no thread blocked.
+                let flight = slot.flight(of: resolver)
+                registry.lock.unlock()
+                if let flight { try await awaitCreation(flight, requested: resolver.serviceKey, node: node) }
+                registry.lock.lock()
+            case .created(let box):
+                do throws(DeadInstance) {
+                    return try createdInstance(box, at: place, of: resolver)
+                } catch {
+                    continue
+                }
+            }
+        }
+    }
+
+    /// Runs an async factory of a reused service, then commits the instance
+    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Called with the lock released and the slot marked
+    /// with `creation`; every way out settles the slot and wakes the waiters, who share this creation's failure
+    /// (all but the creator's cancellation, after which one of them makes the instance).
+    private func make<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, place: CachePlace, creation: AsyncCreation, node: AsyncNode?,
+        decorators: [Decorator<Service>]?, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
+        onDispose: DisposeHook<Service>?
+    ) async throws -> Service {
+        let instance: Service
+        var layers: [InstanceDisposal]?
+        do {
+            instance = try await make(
+                resolver, factory, arguments, in: place.owner, creation: creation, node: node, decorators: decorators,
+                layers: &layers)
+        } catch {
+            // The factory's path throws a `ResolutionError` or, when the task is cancelled, a `CancellationError`.
+            place.owner.abandon(.slot(place.slot, .task(creation)), failing: error as? ResolutionError)
+            throw error
+        }
+        return try commit(
+            instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
+            onDispose: onDispose)
+    }
+
+    /// Runs an async factory and the decorators with the registration on this task's async resolution path; a
+    /// decorated instance's layers that dispose themselves go to `layers`.
+    private func make<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?,
+        layers: inout [InstanceDisposal]?
+    ) async throws -> Service {
+        if let node {
+            if node.contains(resolver) { throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node) }
+            if node.depth >= ResolutionError.maximumDepth {
+                throw AsyncNode.pathError(.resolutionTooDeep, resolver.serviceKey, node: node)
+            }
+        }
+        let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
+        let start = creationStart()
+        do {
+            var instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
+            if let decorators {
+                instance = try Self.decorate(instance, of: resolver, with: decorators, in: scope, layers: &layers)
+            }
+            scope.reportCreation(of: resolver, since: start)
+            return instance
+        } catch let error as ResolutionError {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw AsyncNode.pathError(.factoryFailed, resolver.serviceKey, node: node, underlyingError: error)
+        }
+    }
+}

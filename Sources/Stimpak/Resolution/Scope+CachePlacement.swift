@@ -1,0 +1,165 @@
+/// Where a reused instance is cached: the owner scope its reuse picks, and the slot there (one, per hashed
+/// arguments, or per arguments equal under a comparator).
+extension Scope {
+    /// Whether this scope, as the owner of `resolver`'s instance, keeps it in its table as it is (see
+    /// ``resolveInTable(_:_:owner:)``): a child scope, the registration not made in a scope, and one that needs
+    /// none of a slot's states (``ServiceRegistration/isKeptInTable``). Call with the lock held.
+    @inline(__always)
+    func keepsInTable<Service, Args>(_ resolver: ServiceResolver<Service, Args>, registeredIn: Scope?) -> Bool {
+        registeredIn == nil && parent != nil && resolver.isKeptInTable
+    }
+
+    /// The scope whose cache keeps a reused registration's instances: the one its reuse picks, with the
+    /// registering scope of a scope's registration in the root's place. Call with the lock held; returns with
+    /// it held, or throws with it released.
+    func cacheOwner<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, registeredIn: Scope?
+    ) throws(ResolutionError) -> Scope {
+        switch resolver.reuse.kind {
+        case .singleton, .weak:
+            return registeredIn ?? root
+        case .scopedTo:
+            // Comparing scope keys may run user code, so not under the lock (keys and parents never change).
+            registry.lock.unlock()
+            guard let found = resolver.reuse.nearestScope(from: self, upTo: registeredIn) else {
+                throw noMatchingScope(for: resolver, upTo: registeredIn)
+            }
+            registry.lock.lock()
+            return found
+        case .inScope, .transient, .graph:
+            return self
+        }
+    }
+
+    /// Where a reused registration's instance for `arguments` is cached in `owner` (see
+    /// ``cacheOwner(of:registeredIn:)``): the slot there, and where the instance is published. Call with the
+    /// lock held; returns with it held, or throws with it released.
+    func cachePlace<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, _ arguments: Args, owner: Scope, registeredIn: Scope?,
+        localsIndex: Int
+    ) throws(ResolutionError) -> CachePlace {
+        let slot: Slot
+        let publishes: Bool
+        switch resolver.matching {
+        case .ignored:
+            slot = owner.singleSlot(for: resolver)
+            // Only the slot of arguments-ignoring registrations is what the lock-free path reads.
+            publishes = true
+        case .hashed(let hashKey):
+            let cache = owner.instanceCache(for: resolver)
+            let argumentsKey = hashKey(arguments)
+            if let existing = cache.hashed[argumentsKey] {
+                slot = existing
+            } else {
+                slot = Slot()
+                cache.hashed[argumentsKey] = slot
+            }
+            publishes = false
+        case .compared(let isEqual):
+            slot = try comparedSlot(in: owner.instanceCache(for: resolver), of: resolver, for: arguments, isEqual: isEqual)
+            publishes = false
+        }
+        guard registeredIn == nil else {
+            // A scope's registration: every resolving scope publishes the instance at the locals index, the
+            // one place the `.provided` route reads (not a weak one's box, which is not a cached instance).
+            let memo = publishes && resolver.reuse.kind != .weak ? self : nil
+            return CachePlace(owner: owner, slot: slot, publishes: false, memo: memo, memoIndex: localsIndex)
+        }
+        // A scope below the owner of a `.scopedTo` instance publishes it too, so that its next resolve
+        // finds it lock-free.
+        let memo = publishes && owner !== self ? self : nil
+        return CachePlace(owner: owner, slot: slot, publishes: publishes, memo: memo, memoIndex: resolver.index)
+    }
+
+    /// This scope's slot for an arguments-ignoring registration, made on first use. Call with the lock held.
+    func singleSlot<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> Slot {
+        switch storedCache(for: resolver) {
+        case let slot as Slot:
+            return slot
+        case nil:
+            let slot = Slot()
+            storeCache(slot, for: resolver)
+            return slot
+        case let .some(existing):
+            if let slot = inflatedSlot(existing, of: resolver) { return slot }
+            // A comparator is never taken away, so this is not expected; serve the slot the cache kept.
+            let cache = unsafeDowncast(existing, to: InstanceCache<Args>.self)
+            if let earlier = cache.earlier { return earlier }
+            let slot = Slot()
+            cache.earlier = slot
+            return slot
+        }
+    }
+
+    /// This scope's cache for a registration with a comparator, made on first use; a slot cached before
+    /// the comparator was set is kept in it. Call with the lock held.
+    func instanceCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> InstanceCache<Args> {
+        var existing = storedCache(for: resolver)
+        if let found = existing, !(found is Slot), let slot = inflatedSlot(found, of: resolver) {
+            existing = slot
+        }
+        if let existing, !(existing is Slot) {
+            // Caches are named by the registration's index, so this one was made for these `Args`.
+            return unsafeDowncast(existing, to: InstanceCache<Args>.self)
+        }
+        let cache = InstanceCache<Args>()
+        cache.earlier = existing as? Slot
+        storeCache(cache, for: resolver)
+        return cache
+    }
+
+    /// This scope's cache for `resolver` (a ``Slot`` or an ``InstanceCache``): the root scope keeps it on
+    /// the registration, a child scope in its table. Call with the lock held.
+    func storedCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> AnyObject? {
+        parent == nil ? resolver.rootCache : cache(for: resolver.index)
+    }
+
+    func storeCache<Service, Args>(_ cache: AnyObject, for resolver: ServiceResolver<Service, Args>) {
+        if parent == nil {
+            resolver.rootCache = cache
+        } else {
+            setCache(cache, for: resolver.index)
+        }
+    }
+
+    /// The slot for arguments equal to `arguments` under the user's comparator, which runs with the lock
+    /// released. Call with the lock held; returns with it held, or throws with it released.
+    ///
+    /// A comparator that resolves its own registration would recurse without end (it runs before the
+    /// registration's factory puts it on the path), so this thread's running comparators are recorded
+    /// and re-entering one is a cycle.
+    func comparedSlot<Service, Args>(
+        in cache: InstanceCache<Args>, of resolver: ServiceResolver<Service, Args>, for arguments: Args,
+        isEqual: (Args, Args) -> Bool
+    ) throws(ResolutionError) -> Slot {
+        let context = ResolutionContext.current
+        var searched = 0
+        while searched < cache.compared.count {
+            let entries = cache.compared
+            guard context.startComparing(resolver) else {
+                registry.lock.unlock()
+                throw context.pathError(.dependencyCycle, resolver)
+            }
+            registry.lock.unlock()
+            let match = ResolutionContext.runningUserCode { entries[searched...].first { isEqual($0.arguments, arguments) } }
+            context.endComparing()
+            registry.lock.lock()
+            if let match { return match.slot }
+            searched = entries.count
+        }
+        let slot = Slot()
+        cache.compared.append((arguments, slot))
+        return slot
+    }
+}
+
+/// Where a reused instance is cached and published (see ``Scope/cachePlace(of:_:owner:registeredIn:localsIndex:)``).
+struct CachePlace {
+    let owner: Scope
+    let slot: Slot
+    /// Whether the owner publishes the instance for the lock-free path (in its root word or table).
+    let publishes: Bool
+    /// The resolving scope, when it publishes the instance too, at `memoIndex`.
+    let memo: Scope?
+    let memoIndex: Int
+}

@@ -1,0 +1,474 @@
+/// The creation core: every step of making an instance that does not suspend, written once for the synchronous
+/// path (Scope+SyncResolution.swift, Scope+TableEntry.swift) and the async one (Scope+AsyncResolution.swift),
+/// which differ only where the async one awaits: its factory, and a wait for another task's creation.
+///
+/// A creation, on either path: the rules checked before it (``refuseCaptive(_:node:)``), the factory and its
+/// decorators (``decorate(_:of:with:in:layers:)``), timed for the observer (``creationStart()``), then a
+/// transient handed out (``handOut(transient:layers:of:onResolved:)``: its `resolved` callback, the disposable
+/// transient rule) or a reused instance committed (``commit(_:layers:of:at:by:onResolved:onDispose:)``: its
+/// disposal record kept, its `resolved` callback run, the slot settled, the instance published and tracked, the
+/// waiters woken); a creation that fails is abandoned (``abandon(_:failing:)``), which settles it too.
+extension Scope {
+    // MARK: Before the factory
+
+    /// Throws `.captiveDependency`, with the lock released, when `resolver` is reused per scope (`.inScope`,
+    /// `.scopedTo`) and a container-wide registration that would capture its instance is being made: on this
+    /// thread, or in the async chain that ends at `node` (nil on the synchronous path, which reads no task-local
+    /// value). Call with the lock held.
+    @inline(__always)
+    func refuseCaptive<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, node: AsyncNode?
+    ) throws(ResolutionError) {
+        guard resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
+              let captor = ResolutionContext.currentCaptor() ?? node?.captor()
+        else { return }
+        registry.lock.unlock()
+        throw captiveDependency(resolver, captor: captor)
+    }
+
+    /// Throws `.scopeDisposed`, with the lock released, when `owner`, the scope whose cache keeps `resolver`'s
+    /// instance, is disposed. Call with the lock held.
+    @inline(__always)
+    func refuseDisposed<Service, Args>(_ owner: Scope, of resolver: ServiceResolver<Service, Args>) throws(ResolutionError) {
+        guard owner.isDisposedValue else { return }
+        registry.lock.unlock()
+        throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
+    }
+
+    // MARK: The factory
+
+    /// When the container is observed, the time a creation starts, for ``reportCreation(of:since:)``; else 0.
+    @inline(__always)
+    func creationStart() -> UInt64 {
+        registry.observedWord.loadRelaxed() != 0 ? Registry.now() : 0
+    }
+
+    /// Runs a registration's synchronous factory and its decorators with the registration on this thread's
+    /// resolution path. Called with the lock released. A decorated instance's layers that dispose themselves
+    /// go to `layers` (an `inout` of a non-generic type: a generic result type would look up its metadata on
+    /// every creation, the locked path being unspecialized).
+    func make<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>,
+        _ arguments: Args,
+        in scope: Scope,
+        decorators: [Decorator<Service>]?,
+        context: ResolutionContext,
+        layers: inout [InstanceDisposal]?
+    ) throws(ResolutionError) -> Service {
+        try context.enter(resolver)
+        defer { context.leave() }
+        let start = creationStart()
+        let instance: Service
+        do {
+            let made = try resolver.factory(scope, arguments)
+            if let decorators {
+                instance = try Self.decorate(made, of: resolver, with: decorators, in: scope, layers: &layers)
+            } else {
+                instance = made
+            }
+        } catch {
+            throw factoryFailure(error, of: resolver.serviceKey, context: context)
+        }
+        scope.reportCreation(of: resolver, since: start)
+        return instance
+    }
+
+    /// Tells the observer that an instance of `resolver` was made, when ``creationStart()`` timed its creation.
+    @inline(__always)
+    func reportCreation<Service, Args>(of resolver: ServiceResolver<Service, Args>, since start: UInt64) {
+        if start != 0 { reportCreation(resolver.serviceKey, since: start) }
+    }
+
+    /// `made`, an instance of `resolver`'s factory, wrapped by `decorators` in registration order (the first
+    /// wraps `made`); the layers under the outermost that dispose themselves go to `layers`. When one throws,
+    /// what the others made, which no one will get, is discarded (``discard(_:layers:of:)``): the last wrapper
+    /// and every layer under it. Out of line: iterating an array of closures over a type parameter looks up metadata, which
+    /// the unspecialized caller would otherwise do on every creation.
+    @inline(never)
+    static func decorate<Service, Args>(
+        _ made: Service, of resolver: ServiceResolver<Service, Args>, with decorators: [Decorator<Service>],
+        in scope: Scope, layers distinctLayers: inout [InstanceDisposal]?
+    ) throws -> Service {
+        var instance = made
+        // Innermost first: the factory's instance, then each wrapper that another one wraps.
+        var layers: [InstanceDisposal] = []
+        do {
+            for decorator in decorators {
+                let wrapper = try decorator(scope, instance)
+                layers.append(InstanceDisposal.of(instance))
+                instance = wrapper
+            }
+        } catch {
+            discard(instance, layers: InstanceDisposal.distinct(layers, under: instance), of: resolver)
+            throw error
+        }
+        distinctLayers = InstanceDisposal.distinct(layers, under: instance)
+        return instance
+    }
+
+    /// Runs `resolver`'s `resolved` callback on `instance` with the registration on this thread's resolution
+    /// path (`context`, this thread's), so that a resolve of it from the callback is seen as a cycle or gets
+    /// the instance cached for the callback. Called with the lock released.
+    func runCallback<Service, Args>(
+        _ callback: @Sendable (Scope, Service) throws -> Void,
+        of resolver: ServiceResolver<Service, Args>,
+        _ scope: Scope,
+        _ instance: Service,
+        context: ResolutionContext
+    ) throws(ResolutionError) {
+        try context.enter(resolver)
+        defer { context.leave() }
+        do {
+            try callback(scope, instance)
+        } catch {
+            throw factoryFailure(error, of: resolver.serviceKey, context: context)
+        }
+    }
+
+    // MARK: A transient
+
+    /// Hands out a new transient instance: runs its `resolved` callback (an instance whose callback throws is
+    /// discarded: no one will get it), then applies the disposable-transient rule
+    /// (``admitDisposableTransient(_:of:layers:)``). Called with the lock released.
+    func handOut<Service, Args>(
+        transient instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>,
+        onResolved: (@Sendable (Scope, Service) throws -> Void)?
+    ) throws(ResolutionError) -> Service {
+        if let onResolved {
+            do {
+                try runCallback(onResolved, of: resolver, self, instance, context: .current)
+            } catch {
+                Self.discard(instance, layers: layers, of: resolver)
+                throw error
+            }
+        }
+        guard resolver.isDisposableTransient(instance) else { return instance }
+        return try admitDisposableTransient(instance, of: resolver, layers: layers)
+    }
+
+    /// Hands out, or has this scope track, or disposes and refuses a `Disposable` instance of a transient,
+    /// as its registration says. Called with the lock released.
+    @usableFromInline
+    func admitDisposableTransient<Service, Args>(
+        _ instance: Service, of resolver: ServiceResolver<Service, Args>
+    ) throws(ResolutionError) -> Service {
+        try admitDisposableTransient(instance, of: resolver, layers: nil)
+    }
+
+    /// The same for a decorated instance, whose disposal includes the `layers` under it.
+    func admitDisposableTransient<Service, Args>(
+        _ instance: Service, of resolver: ServiceResolver<Service, Args>, layers: [InstanceDisposal]?
+    ) throws(ResolutionError) -> Service {
+        registry.lock.lock()
+        switch resolver.disposableTransients {
+        case .allowed:
+            registry.lock.unlock()
+            return instance
+        case .tracked:
+            let record = DisposalRecord.of(
+                instance, of: resolver, slot: nil, onDispose: resolver.onDispose, layers: layers)
+            try keepDisposal(record, of: resolver, ending: nil)
+            registry.lock.unlock()
+            return instance
+        case .refused:
+            registry.lock.unlock()
+            // Made here and refused here: nothing else would dispose it.
+            try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: nil, layers: layers)?.dispose()
+            throw failure(.disposableTransient, resolver.serviceKey)
+        }
+    }
+
+    // MARK: A reused instance
+
+    /// Commits a reused instance that `maker` made for `place`: keeps its disposal record in the owner's, runs
+    /// its `resolved` callback with the instance cached for this thread (so that what the callback resolves can
+    /// get back to it), then caches it in the slot, publishes and tracks it, and wakes the waiters. Every way
+    /// out settles the slot: a value made by a `.weak` registration, the owner disposed meanwhile, a callback
+    /// that throws. Called with the lock released.
+    func commit<Service, Args>(
+        _ instance: Service,
+        layers: [InstanceDisposal]?,
+        of resolver: ServiceResolver<Service, Args>,
+        at place: CachePlace,
+        by maker: SlotMaker,
+        onResolved: (@Sendable (Scope, Service) throws -> Void)?,
+        onDispose: DisposeHook<Service>?
+    ) throws(ResolutionError) -> Service {
+        let owner = place.owner
+        let creation = Creation.slot(place.slot, maker)
+        guard let (box, record) = cacheEntry(
+            for: instance, layers: layers, of: resolver, slot: place.slot, onDispose: onDispose)
+        else {
+            let error = failure(.weakValueType, resolver.serviceKey)
+            owner.abandon(creation, failing: error)
+            throw error
+        }
+        try owner.lockAndKeepDisposal(record, of: resolver, ending: creation)
+        if let onResolved {
+            let context = startCallback(box, in: place.slot, by: maker)
+            registry.lock.unlock()
+            do {
+                try runCallback(onResolved, of: resolver, owner, instance, context: context)
+            } catch {
+                // The record is this thread's to dispose only if it is still among the scope's: a disposal of the
+                // scope during the callback took it, and disposes the instance itself.
+                registry.lock.lock()
+                let isOurs = owner.takeDisposal(for: place.slot)
+                let waiters = owner.end(creation, failing: error)
+                registry.lock.unlock()
+                waiters.wake()
+                if isOurs { try? record?.dispose() }
+                throw error
+            }
+            registry.lock.lock()
+            // Disposed while the callback ran (by it, or by another thread): the disposal has taken the
+            // record and disposes the instance, which must not be handed out.
+            if owner.isDisposedValue {
+                let waiters = owner.end(creation, failing: nil)
+                registry.lock.unlock()
+                waiters.wake()
+                throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
+            }
+        }
+        let waiters = owner.settle(place.slot, by: maker, storing: box, of: resolver, publishes: place.publishes)
+        registry.lock.unlock()
+        waiters.wake()
+        return instance
+    }
+
+    /// Caches `box` in `slot` while the `resolved` callback runs on this thread: a resolve of it from the
+    /// callback gets it, any other waits. Returns this thread's context. Call with the lock held.
+    private func startCallback(_ box: AnyObject, in slot: Slot, by maker: SlotMaker) -> ResolutionContext {
+        switch maker {
+        case .thread(let context):
+            slot.state = .initializing(box, context)
+            return context
+        case .task(let creation):
+            // The slot stays `.creatingAsync`: the creation holds the instance for this thread.
+            let context = ResolutionContext.current
+            creation.box = box
+            creation.callbackContext = context
+            return context
+        }
+    }
+
+    /// Takes the lock and keeps `record`, a new instance's disposal record, in this scope's, the scope that owns
+    /// the instance (see ``keepDisposal(_:of:ending:)``). Returns with the lock held, or throws with it released.
+    @inline(__always)
+    func lockAndKeepDisposal<Service, Args>(
+        _ record: DisposalRecord?, of resolver: ServiceResolver<Service, Args>, ending creation: @autoclosure () -> Creation
+    ) throws(ResolutionError) {
+        registry.lock.lock()
+        try keepDisposal(record, of: resolver, ending: creation())
+    }
+
+    /// Keeps `record`, a new instance's disposal record, in this scope's, the scope that owns the instance. A
+    /// scope disposed while the instance was made gets no new instance: `creation` ends (its waiters see the
+    /// disposal for themselves), the instance is disposed, and this throws `.scopeDisposed` with the lock
+    /// released. Call with the lock held. (`creation` is made only then: not on the path of every creation.)
+    @inline(__always)
+    func keepDisposal<Service, Args>(
+        _ record: DisposalRecord?, of resolver: ServiceResolver<Service, Args>, ending creation: @autoclosure () -> Creation?
+    ) throws(ResolutionError) {
+        guard !isDisposedValue else { throw refuseDisposedOwner(record, of: resolver, ending: creation()) }
+        if let record { disposals.append(record) }
+    }
+
+    /// The disposed-owner case of ``keepDisposal(_:of:ending:)``, out of line. Returns the error to throw.
+    @inline(never)
+    private func refuseDisposedOwner<Service, Args>(
+        _ record: DisposalRecord?, of resolver: ServiceResolver<Service, Args>, ending creation: Creation?
+    ) -> ResolutionError {
+        let waiters = creation.map { end($0, failing: nil) }
+        registry.lock.unlock()
+        waiters?.wake()
+        try? record?.dispose()
+        return failure(.scopeDisposed, resolver.serviceKey, scopeKey: key)
+    }
+
+    /// Ends `creation` without an instance, whose waiters share `failure` (nil: they try again, or see the
+    /// scope's disposal for themselves): a slot is empty again, a table entry's mark is cleared (or the slot
+    /// made of it settled). Call with the lock held, on the scope that owns the creation; wake the waiters
+    /// once it is released.
+    func end(_ creation: Creation, failing failure: ResolutionError?) -> Waiters {
+        switch creation {
+        case .tableEntry(let index, let context):
+            return Waiters(flight: endMarkedCreation(index, context: context), failure: failure)
+        case .slot(let slot, .thread):
+            return Waiters(flight: slot.settle(.empty), failure: failure)
+        case .slot(let slot, .task(let asyncCreation)):
+            slot.state = .empty
+            return Waiters(tasks: asyncCreation.finish(failing: failure))
+        }
+    }
+
+    /// Ends `creation` without an instance (``end(_:failing:)``) and wakes its waiters. Called with the lock
+    /// released, on the scope that owns the creation.
+    func abandon(_ creation: Creation, failing failure: ResolutionError?) {
+        registry.lock.lock()
+        let waiters = end(creation, failing: failure)
+        registry.lock.unlock()
+        waiters.wake()
+    }
+
+    /// Ends the creation that `maker` ran in `slot` of this scope with its instance, `box`: cached, published
+    /// when `publishes` (see ``store(_:in:of:publishes:)``). Call with the lock held; wake the waiters once it
+    /// is released.
+    private func settle<Service, Args>(
+        _ slot: Slot, by maker: SlotMaker, storing box: AnyObject, of resolver: ServiceResolver<Service, Args>,
+        publishes: Bool
+    ) -> Waiters {
+        let flight = store(box, in: slot, of: resolver, publishes: publishes)
+        guard case .task(let asyncCreation) = maker else { return Waiters(flight: flight) }
+        return Waiters(tasks: asyncCreation.finish(failing: nil))
+    }
+
+    /// What a slot caches for a new instance: its box (a ``WeakBox`` for a `.weak` registration) and its
+    /// disposal record, of every layer (none for a weak one: the container does not keep it, so it does not
+    /// dispose it); nil for a value made by a `.weak` registration, which cannot be referenced weakly.
+    func cacheEntry<Service, Args>(
+        for instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>, slot: Slot,
+        onDispose: DisposeHook<Service>?
+    ) -> (box: AnyObject, record: DisposalRecord?)? {
+        guard resolver.reuse.kind == .weak else {
+            let record = DisposalRecord.of(instance, of: resolver, slot: slot, onDispose: onDispose, layers: layers)
+            return (resolver.cached(instance), record)
+        }
+        guard Swift.type(of: instance as Any) is AnyClass else { return nil }
+        return (WeakBox(instance as AnyObject), nil)
+    }
+
+    /// Caches a finished instance (see ``CachedInstance``) in `slot` of this scope and, when `publishes`, publishes it for
+    /// the lock-free path. Call with the lock held.
+    /// - Returns: The flight of the threads waiting for the instance, to finish once the lock is released.
+    func store<Service, Args>(
+        _ box: AnyObject, in slot: Slot, of resolver: ServiceResolver<Service, Args>, publishes: Bool
+    ) -> InFlight? {
+        let flight = slot.settle(.created(box))
+        slot.registration = resolver
+        slot.owner = ObjectIdentifier(self)
+        slot.creation = registry.nextCreation()
+        if registry.tracksInstances { track(box, of: resolver) }
+        guard publishes else { return flight }
+        if parent == nil {
+            // (A `.weak` registration's `WeakBox` is no `InstanceBox`: published as it is, for `.weakRoot`.)
+            resolver.rootWord.publish(instance: box)
+        } else {
+            publish(box, index: resolver.index)
+        }
+        return flight
+    }
+
+    /// Records `box`, a new instance of `resolver`, for ``survivors``. Call with the lock held, when the
+    /// container tracks instances (`registry.tracksInstances`, tested by the caller: no call otherwise).
+    func track<Service, Args>(_ box: AnyObject, of resolver: ServiceResolver<Service, Args>) {
+        guard resolver.reuse.kind != .weak else { return }
+        let value = resolver.instance(in: box)
+        if Swift.type(of: value as Any) is AnyClass {
+            tracked.append(TrackedInstance(service: resolver.serviceKey, instance: value as AnyObject))
+        }
+    }
+
+    /// Removes this scope's disposal record of `slot`'s instance: true when it was still here, false when a
+    /// disposal of the scope took it (and disposes the instance itself). Call with the lock held.
+    func takeDisposal(for slot: Slot) -> Bool {
+        guard let index = disposals.lastIndex(where: { $0.slot === slot }) else { return false }
+        disposals.remove(at: index)
+        return true
+    }
+
+    /// The instance `place`'s slot holds, `box`, published below its owner where `place` says, with the lock
+    /// released; or, for a `.weak` instance that nobody holds any more, throws with the lock held, having
+    /// unpublished it and emptied the slot for the next creation. Call with the lock held.
+    func createdInstance<Service, Args>(
+        _ box: AnyObject, at place: CachePlace, of resolver: ServiceResolver<Service, Args>
+    ) throws(DeadInstance) -> Service {
+        do throws(DeadInstance) {
+            let instance = try liveInstance(in: box, of: resolver)
+            place.memo?.publishBelowOwner(place.slot, box: box, index: place.memoIndex)
+            registry.lock.unlock()
+            return instance
+        } catch {
+            if place.publishes { resolver.rootWord.publish(nil) }
+            place.slot.state = .empty
+            // Released once the readers that may hold its address are done with it, never under the lock.
+            registry.lock.unlock()
+            Reclamation.retire(box)
+            registry.lock.lock()
+            throw error
+        }
+    }
+
+    /// The instance a slot caches (see ``CachedInstance``): a strong one always, a `.weak` one while someone holds it; throws when
+    /// it is dead. Returned directly (no `Service?`): the callers run unspecialized, where an optional of a
+    /// type parameter costs a metadata lookup on every call.
+    func liveInstance<Service, Args>(
+        in box: AnyObject, of resolver: ServiceResolver<Service, Args>
+    ) throws(DeadInstance) -> Service {
+        // A slot holds the instances of one registration, whose service type is `Service`.
+        guard resolver.reuse.kind == .weak else { return resolver.instance(in: box) }
+        return try Self.liveWeakInstance(in: unsafeDowncast(box, to: WeakBox.self))
+    }
+
+    @inline(never)
+    private static func liveWeakInstance<Service>(in box: WeakBox) throws(DeadInstance) -> Service {
+        // Unwrapped before the cast, as on the lock-free path (see `finish`).
+        guard let object = box.object, let instance = object as? Service else { throw DeadInstance() }
+        return instance
+    }
+
+    /// Disposes, as its registration's disposal rules say, an instance that no one will get, with every layer
+    /// under it: a decorator or the transient's `resolved` callback failed after the factory made it, so
+    /// nothing else would dispose it. A `.weak` or `.graph` instance is never the container's to dispose.
+    static func discard<Service, Args>(
+        _ instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>
+    ) {
+        guard resolver.reuse.kind != .weak, resolver.reuse.kind != .graph else { return }
+        try? DisposalRecord.of(
+            instance, of: resolver, slot: nil, onDispose: resolver.onDispose, layers: layers)?.dispose()
+    }
+}
+
+/// A `.weak` instance that nobody holds any more (see ``Scope/liveInstance(in:of:)``).
+struct DeadInstance: Error {}
+
+/// Who makes a slot's instance, and so who waits for it.
+enum SlotMaker {
+    /// A thread running a synchronous factory: the slot is `.creating`, then `.initializing` while the
+    /// `resolved` callback runs; other threads wait on the slot's flight, and tasks on the flight's `tasks`.
+    case thread(ResolutionContext)
+    /// A task awaiting an async factory: the slot is `.creatingAsync`, and other tasks await the creation.
+    case task(AsyncCreation)
+}
+
+/// A creation under way, as other resolves find it; every way out of it ends it (see ``Scope/end(_:failing:)``).
+enum Creation {
+    /// The owner's table entry at the index, marked with the creating thread's context (see
+    /// ``Scope/resolveInTable(_:_:owner:)``).
+    case tableEntry(Int, ResolutionContext)
+    /// A slot.
+    case slot(Slot, SlotMaker)
+}
+
+/// The threads and tasks that waited for a creation that has ended, to wake once the lock is released.
+struct Waiters {
+    /// What threads wait on (and tasks, on its `tasks`), with the error they share.
+    var flight: InFlight?
+    var failure: ResolutionError?
+    /// The tasks awaiting an async creation, which holds the error they share.
+    var tasks: SuspendedTasks?
+
+    init(flight: InFlight?, failure: ResolutionError? = nil) {
+        self.flight = flight
+        self.failure = failure
+    }
+
+    init(tasks: SuspendedTasks?) {
+        self.tasks = tasks
+    }
+
+    func wake() {
+        flight?.finish(failing: failure)
+        tasks?.finish()
+    }
+}

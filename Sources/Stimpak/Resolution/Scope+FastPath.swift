@@ -1,0 +1,311 @@
+import CStimpakAtomics
+
+/// The lock-free path: a resolve that finds a published instance or a transient's factory in the registry's
+/// published lookup table, inside a read section, without a lock. See ARCHITECTURE.md.
+extension Scope {
+    /// Finds or makes the instance registered for (`Service`, `Args`) without a key.
+    ///
+    /// Inlined into the caller, so that it is specialized for `Service` and `Args`. A cached instance, or a
+    /// transient's factory, is found lock-free in the published lookup table; anything else (a first
+    /// creation, comparators, scope-local values, every error) takes the locked path.
+    @inlinable @inline(__always)
+    func resolveInstance<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
+        let section = ReadSection.enter()
+        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self))
+        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
+            try resolveLocked(Service.self, arguments, key: nil)
+        }
+    }
+
+    /// Finds or makes the instance registered for (`Service`, `Args`, `key`).
+    ///
+    /// A `String` or `Int` key is resolved as its own type (``resolveInstance(_:_:typedKey:)``); any other
+    /// is compared by the lock-free path as its base's own type (opened from the existential), never with
+    /// `AnyHashable`'s `==`. A key equal to the registered one only as `AnyHashable` (an `Int8` and an
+    /// `Int`) misses there, and the locked path decides.
+    @inlinable
+    func resolveInstance<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service {
+        guard let key else { return try resolveInstance(Service.self, arguments) }
+        return try resolveInstance(Service.self, arguments, anyKey: key)
+    }
+
+    /// The same for a key that is there: borrowed, so that looking into it copies nothing.
+    @inlinable
+    func resolveInstance<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, anyKey key: AnyHashable
+    ) throws(ResolutionError) -> Service {
+        let base = key.base
+        switch CommonKey.of(base) {
+        case .string(let string)?: return try resolveInstance(Service.self, arguments, typedKey: string)
+        case .integer(let integer)?: return try resolveInstance(Service.self, arguments, typedKey: integer)
+        case nil: break
+        }
+        // Neither a `String` nor an `Int`: its `KeyHash` is its `AnyHashable`'s hash.
+        let keyHash = key.hashValue
+        let section = ReadSection.enter()
+        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyBase: base, keyHash: keyHash)
+        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
+            try resolveLocked(Service.self, arguments, key: key)
+        }
+    }
+
+    /// Finds or makes the instance registered for (`Service`, `Args`) and a key of a concrete type.
+    ///
+    /// Specialized for `Key` in the caller, the lock-free path hashes and compares the key as `Key` (its
+    /// ``KeyHash`` and `==`), never building an `AnyHashable`; a miss falls back to the `AnyHashable` path,
+    /// which decides (an `Optional` key is unwrapped there, `nil` meaning unkeyed; a key `AnyHashable`
+    /// hashes its own way, a `Double`, is found there), or for a `String` or `Int` key, whose `AnyHashable`
+    /// lookup would be this one again, to the locked path.
+    @inlinable @inline(__always)
+    func resolveInstance<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, typedKey key: Key
+    ) throws(ResolutionError) -> Service {
+        if Key.self == AnyHashable.self {
+            // `Key` is `AnyHashable`: the rebinding only renames the type (and, unlike a cast, copies nothing).
+            return try withUnsafePointer(to: key) { (pointer) throws(ResolutionError) -> Service in
+                try pointer.withMemoryRebound(to: AnyHashable.self, capacity: 1) { (key) throws(ResolutionError) -> Service in
+                    try resolveInstance(Service.self, arguments, anyKey: key.pointee)
+                }
+            }
+        }
+        let keyHash = KeyHash.of(key)
+        let service = ObjectIdentifier(Service.self)
+        let keyType = ObjectIdentifier(Key.self)
+        let section = ReadSection.enter()
+        // The first bucket with the key's type and hash, its key compared here (no closure call on a hit).
+        var found = FastPath.locked
+        if let candidate = keyedCandidate(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash) {
+            // A bucket of key type `Key` holds a `KeyBox<Key>`.
+            func matches(_ typedKey: UnsafeMutableRawPointer) -> Bool {
+                Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
+            }
+            found = matches(candidate.typedKey)
+                ? candidate.found
+                : fastPath(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, matches: matches)
+        }
+        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
+            guard let key = Scope.erased(key) else { return try resolveInstance(Service.self, arguments) }
+            if Key.self == String.self || Key.self == Int.self {
+                return try resolveLocked(Service.self, arguments, key: key)
+            }
+            return try resolveInstance(Service.self, arguments, key: key)
+        }
+    }
+
+    /// `key` as the registry stores keys: an `Optional` unwrapped (nil meaning no key), anything else boxed.
+    @usableFromInline
+    static func erased<Key: Hashable>(_ key: Key) -> AnyHashable? {
+        if let optional = key as? any OptionalKey { return optional.erasedWrapped }
+        return AnyHashable(key)
+    }
+
+    /// Completes a resolve from what the lock-free path found, leaving the read section.
+    ///
+    /// What the section found stays allocated only until it is left, so before leaving, the instance is
+    /// copied (retained), a transient's registration pushed on the resolution path (which keeps it alive
+    /// while its factory runs, without a shared write) and an uncreated one's retained (see ARCHITECTURE.md).
+    @inlinable @inline(__always)
+    func finish<Service, Args>(
+        _ found: FastPath, _ arguments: Args, section: ReadSection,
+        orLocked locked: () throws(ResolutionError) -> Service
+    ) throws(ResolutionError) -> Service {
+        switch found {
+        case .cached(let box):
+            // The route was chosen for (`Service`, `Args`), so the box holds a `Service`.
+            return section.leave(copying: box, as: Service.self)
+        case .weak(let word):
+            // Loading a weak reference retains what it finds alive: inside the section, as required.
+            let object = Scope.loadWeak(word)
+            section.leave()
+            // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` is
+            // a bare `swift_dynamicCastClass`, which dereferences a nil (a dead instance) on Linux.
+            if let object, let instance = object as? Service { return instance }
+        case .transient(let registration):
+            let status = section.leave(pushing: registration)
+            // Too deep: not pushed, so not protected; the locked path holds it and reports the error.
+            if status != 2 {
+                return try makeTransient(registration, isCycle: status == 1, arguments, thread: section.thread)
+            }
+        case .uncreated(let registration, let generation):
+            let resolver = section.leave(pinning: registration, as: ServiceResolver<Service, Args>.self)
+            return try resolveUncreated(resolver, arguments, generation: generation)
+        case .locked:
+            section.leave()
+        }
+        // One call of `locked` (inlined), whatever sent the resolve there: the section is left.
+        return try locked()
+    }
+
+    /// Where the lock-free path found the unkeyed (`service`, `arguments`): a published instance, a
+    /// transient registration, or nothing it can serve. Call inside a read section: the pointers are valid
+    /// until it ends.
+    ///
+    /// Inlined into the resolve, so that the caller's code switches once on the bucket's route, where a call
+    /// would return a ``FastPath`` to switch on again (the scoped routes are one call, ``scopedBoxBits(_:)``).
+    @inlinable @inline(__always)
+    func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
+        guard let table = publishedTable() else { return .locked }
+        return fastPath(table.bucket(service, arguments), generation: table.generation)
+    }
+
+    /// The same for a keyed registration, the key's base given as `Any` (a key held as `AnyHashable`):
+    /// opened as its own type and compared by the bucket's ``KeyBox``.
+    @usableFromInline
+    func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyBase: Any, keyHash: Int) -> FastPath {
+        guard let table = publishedTable() else { return .locked }
+        func find<Base>(_ base: Base) -> UnsafeMutablePointer<LookupTable.Bucket>? {
+            withUnsafePointer(to: base) { pointer in
+                table.bucket(service, arguments, keyType: ObjectIdentifier(Base.self), keyHash: keyHash) { box in
+                    Unmanaged<AnyKeyBox>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.matches(pointer) }
+                }
+            }
+        }
+        return fastPath(_openExistential(keyBase, do: find), generation: table.generation)
+    }
+
+    /// The first keyed bucket of (`service`, `arguments`) with `keyType` and `keyHash` (see
+    /// ``LookupTable/Probe/candidate(_:_:keyType:keyHash:)``), or nil: its key for the caller to compare, and
+    /// what the lock-free path found there, which serves the resolve when the key is equal (one call, not
+    /// two, on a hit). Call inside a read section.
+    @usableFromInline
+    func keyedCandidate(
+        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int
+    ) -> KeyedCandidate? {
+        guard let table = publishedTable(),
+              let bucket = table.candidate(service, arguments, keyType: keyType, keyHash: keyHash),
+              let typedKey = bucket.pointee.typedKey
+        else { return nil }
+        return KeyedCandidate(typedKey: typedKey, found: fastPath(bucket, generation: table.generation))
+    }
+
+    /// The same for a key of a concrete type, compared by `matches` (see ``LookupTable/Probe/bucket(_:_:keyType:keyHash:matches:)``).
+    @usableFromInline
+    func fastPath(
+        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
+        matches: (UnsafeMutableRawPointer) -> Bool
+    ) -> FastPath {
+        guard let table = publishedTable() else { return .locked }
+        return fastPath(
+            table.bucket(service, arguments, keyType: keyType, keyHash: keyHash, matches: matches),
+            generation: table.generation)
+    }
+
+    /// The registry's published table's memory, or nil when this scope is disposed or none is published.
+    /// Call inside a read section: the memory stays allocated until it ends.
+    @inlinable @inline(__always)
+    func publishedTable() -> LookupTable.Probe? {
+        guard disposedWord.load() == 0 else { return nil }
+        return registry.tableWord.withPublished(LookupTable.self) { $0.probe }
+    }
+
+    @inlinable @inline(__always)
+    func fastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>?, generation: Int) -> FastPath {
+        guard let bucket else { return .locked }
+        let boxBits: UInt
+        // Only a `.provided` bucket lacks a registration and a root word: unwrapped unchecked in the others.
+        switch bucket.pointee.route {
+        case .transient:
+            return .transient(bucket.pointee.registration.unsafelyUnwrapped.toOpaque())
+        case .root:
+            boxBits = bucket.pointee.rootWord.unsafelyUnwrapped.load()
+        case .scoped, .provided:
+            guard let bits = scopedBoxBits(bucket) else { return .locked }
+            boxBits = bits
+        case .weakRoot:
+            // Loaded by the caller, out of line: a call here would cost every lookup its saved registers.
+            return .weak(bucket.pointee.rootWord.unsafelyUnwrapped)
+        }
+        if let box = UnsafeMutableRawPointer(bitPattern: boxBits) { return .cached(box) }
+        // Nil only for a `.provided` bucket: what it does not find goes to the locked path.
+        guard let registration = bucket.pointee.registration else { return .locked }
+        return .uncreated(registration.toOpaque(), generation: generation)
+    }
+
+    /// Where a `.scoped` or `.provided` bucket's instance is published for this scope: its word's bits (0 when
+    /// none is yet), or nil when the locked path decides. Out of line: it reads this scope's published table.
+    @usableFromInline
+    func scopedBoxBits(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>) -> UInt? {
+        guard parent != nil else {
+            // Inside a factory, the locked path checks that no singleton captures the root's instance;
+            // the root publishes no provided value.
+            guard bucket.pointee.route == .scoped, stimpak_thread_get().pointee.depth == 0 else { return nil }
+            return bucket.pointee.rootWord?.load() ?? 0
+        }
+        let index = bucket.pointee.index
+        return tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
+    }
+
+    /// The live instance of a `.weak` registration's ``WeakBox`` published in `word`, retained (call inside
+    /// the read section that found the word), or nil when it is gone or none is published.
+    ///
+    /// Called as `Scope.loadWeak`, not `Self.loadWeak`, from the inlined resolve path: a use of the dynamic
+    /// `Self` there keeps the `async` resolve from being inlined into its caller, which then pays an async
+    /// frame and an executor check on every cached hit.
+    @usableFromInline @inline(never)
+    static func loadWeak(_ word: AtomicWord) -> AnyObject? {
+        word.withPublished(WeakBox.self) { $0.object } ?? nil
+    }
+
+    /// Calls the factory of a transient registration that the read section pushed on this thread's
+    /// resolution path, which keeps the registration alive until it is popped here; or, when the push
+    /// found it on the path already (`isCycle`, and then that earlier push keeps it alive), throws the cycle.
+    @inlinable @inline(__always)
+    func makeTransient<Service, Args>(
+        _ registration: UnsafeMutableRawPointer, isCycle: Bool, _ arguments: Args,
+        thread: UnsafeMutablePointer<stimpak_thread_state>
+    ) throws(ResolutionError) -> Service {
+        // The table's key holds both type identities, so this is the registration's type.
+        let resolver = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration)
+        if isCycle { throw ResolutionContext.current.pathError(.dependencyCycle, resolver.takeUnretainedValue()) }
+        defer { ResolutionContext.leave(thread) }
+        let instance: Service
+        do {
+            instance = try resolver._withUnsafeGuaranteedRef { try $0.factory(self, arguments) }
+        } catch {
+            throw factoryFailure(error, of: resolver._withUnsafeGuaranteedRef { $0.serviceKey }, context: .current)
+        }
+        guard resolver._withUnsafeGuaranteedRef({ $0.isDisposableTransient(instance) }) else { return instance }
+        return try admitDisposableTransient(instance, of: resolver.takeUnretainedValue())
+    }
+}
+
+/// What the lock-free path found for a resolve.
+@usableFromInline
+enum FastPath {
+    /// A published instance: its word's bits, an unretained instance or box (see ``CachedInstance``).
+    case cached(UnsafeMutableRawPointer)
+    /// A transient registration without callbacks: an unretained `ServiceResolver<Service, Args>`.
+    case transient(UnsafeMutableRawPointer)
+    /// A reused registration (an unretained `ServiceResolver<Service, Args>`) whose instance this scope
+    /// has not published yet, found in the table of the registry's `generation`.
+    case uncreated(UnsafeMutableRawPointer, generation: Int)
+    /// A `.weak` registration's root word, whose ``WeakBox`` the caller loads inside the read section (a
+    /// nil instance goes to the locked path, which makes a new one).
+    case weak(AtomicWord)
+    /// Nothing the lock-free path can serve.
+    case locked
+}
+
+/// A keyed bucket whose key the caller compares (see ``Scope/keyedCandidate(_:_:keyType:keyHash:)``):
+/// valid until the read section it was found in ends.
+@usableFromInline
+struct KeyedCandidate {
+    /// The bucket's unretained ``KeyBox``.
+    @usableFromInline let typedKey: UnsafeMutableRawPointer
+    /// What the lock-free path found in the bucket: the resolve's route when the key is equal.
+    @usableFromInline let found: FastPath
+}
+
+/// An `Optional` used as a key: `resolve(Foo.self, key: name)` with `name: String?` means the key `name!`,
+/// or no key, as it does when the key is passed as `AnyHashable?`.
+@usableFromInline
+protocol OptionalKey {
+    var erasedWrapped: AnyHashable? { get }
+}
+
+extension Optional: OptionalKey where Wrapped: Hashable {
+    @usableFromInline
+    var erasedWrapped: AnyHashable? { flatMap { Scope.erased($0) } }
+}

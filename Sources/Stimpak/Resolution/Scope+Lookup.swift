@@ -1,0 +1,144 @@
+/// The locked lookup: under the container's lock, what resolves a request here (a registration, a
+/// `provide`d value, an implicit wrapper), or the `notRegistered` error.
+extension Scope {
+    /// The locked path: takes the container's lock once for the lookup and, for a reused service, the
+    /// cache. Factories run with the lock released.
+    @usableFromInline
+    func resolveLocked<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service {
+        // Observed (an observer, or dependency recording): every resolve comes here; the word is read only here.
+        guard registry.observedWord.loadRelaxed() == 0 else {
+            return try resolveObserved(Service.self, arguments, key: key) { () throws(ResolutionError) in
+                try resolveLockedUnobserved(Service.self, arguments, key: key)
+            }
+        }
+        return try resolveLockedUnobserved(Service.self, arguments, key: key)
+    }
+
+    private func resolveLockedUnobserved<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service {
+        switch try lockAndFind(Service.self, arguments, key: key) {
+        case .resolved(let value):
+            return value
+        case .registration(let resolver, let registeredIn, let localsIndex):
+            return try resolveRegistered(resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+        }
+    }
+
+    /// Takes the lock and finds what resolves (`Service`, `Args`, `key`) here: a registration, returned with the
+    /// lock held; or, with the lock released, a `provide`d value or an implicit wrapper. Throws, with the lock
+    /// released, when this scope is disposed or nothing is found.
+    func lockAndFind<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Lookup<Service, Args> {
+        let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
+        // Interned before the lock: its `==` is user code. None equal: no registration or `provide` used the key.
+        let interned = registry.keys.intern(requested, adding: false)
+        registry.lock.lock()
+        if isDisposedValue {
+            registry.lock.unlock()
+            throw failure(.scopeDisposed, requested, scopeKey: self.key)
+        }
+        registry.publishTableIfNeeded()
+        guard let interned else {
+            registry.lock.unlock()
+            return .resolved(try notFound(requested, arguments, entry: nil))
+        }
+        switch find(interned, Service.self, Args.self) {
+        case .value(let value):
+            registry.lock.unlock()
+            return .resolved(value)
+        case .registration(let resolver, let registeredIn, let localsIndex):
+            return .registration(resolver, registeredIn: registeredIn, localsIndex: localsIndex)
+        case .missing(let entry):
+            registry.lock.unlock()
+            return .resolved(try notFound(requested, arguments, entry: entry))
+        }
+    }
+
+    /// What the locked path finds for `requested`: a `provide`d value or a scope's registration, searching
+    /// from this scope up, or else the container's registration. Call with the lock held; returns with it held.
+    func find<Service, Args>(_ requested: ServiceKey, _ type: Service.Type, _ arguments: Args.Type) -> Found<Service, Args> {
+        let entry = registry.entries[requested]
+        if let entry, entry.hasScopeLocals {
+            var scope: Scope? = self
+            while let current = scope {
+                switch current.locals[requested] {
+                case .value(let value)?:
+                    // `provide` stored it under `Service`'s key.
+                    let value = value as! Service
+                    // An ancestor's value: published here too, so that the next resolve from this scope
+                    // finds it lock-free, whatever the depth.
+                    if current !== self { publishBelowOwner(CachedInstance.object(for: value), index: entry.localsIndex) }
+                    return .value(value)
+                case .registration(let registration)?:
+                    // Stored under its own key, which holds the identities of `Service` and `Args`.
+                    return .registration(
+                        unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), registeredIn: current,
+                        localsIndex: entry.localsIndex)
+                case nil:
+                    scope = current.parent
+                }
+            }
+        }
+        guard let registration = entry?.registration else { return .missing(entry) }
+        // The registry key holds the identities of `Service` and `Args`, so this is the registration's type.
+        return .registration(
+            unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), registeredIn: nil, localsIndex: 0)
+    }
+
+    /// An implicit wrapper for `requested`, or the `notRegistered` error. Call without the lock.
+    func notFound<Service, Args>(
+        _ requested: ServiceKey, _ arguments: Args, entry: Registry.Entry?
+    ) throws(ResolutionError) -> Service {
+        if let implicit = try implicitInstance(Service.self, arguments, key: requested.key) { return implicit }
+        var error = failure(.notRegistered, requested)
+        // Only `provide` or a scope's `register` made the entry: it exists in a scope this one does not see.
+        error.isProvidedElsewhere = entry?.hasScopeLocals ?? false
+        error.isRegisteredElsewhere = entry?.hasScopeRegistrations ?? false
+        error.resolvedFromRoot = parent == nil
+        throw error
+    }
+
+    /// A wrapper that resolves without being registered (``Lazy``, ``Provider``, ``WeakReference``, an
+    /// array of every registration), or nil. Call without the lock.
+    func implicitInstance<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service? {
+        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self),
+              let wrapper = Service.self as? any ImplicitService.Type
+        else { return nil }
+        return try wrapper.implicitInstance(from: self, key: key) as? Service
+    }
+
+    /// The locked path for a reused registration the lock-free path found without an instance: it goes
+    /// straight to the cache, unless the registrations changed since (then it looks up again).
+    @usableFromInline
+    func resolveUncreated<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
+    ) throws(ResolutionError) -> Service {
+        registry.lock.lock()
+        guard !isDisposedValue, registry.generation == generation else {
+            registry.lock.unlock()
+            return try resolveLocked(Service.self, arguments, key: resolver.serviceKey.key)
+        }
+        return try resolveRegistered(resolver, arguments)
+    }
+}
+
+/// What the locked path found for a resolve (see ``Scope/find(_:_:_:)``).
+enum Found<Service, Args> {
+    case value(Service)
+    case registration(ServiceResolver<Service, Args>, registeredIn: Scope?, localsIndex: Int)
+    case missing(Registry.Entry?)
+}
+
+/// What ``Scope/lockAndFind(_:_:key:)`` found.
+enum Lookup<Service, Args> {
+    /// A value to return (a `provide`d one, an implicit wrapper); the lock is released.
+    case resolved(Service)
+    /// A registration to resolve; the lock is held.
+    case registration(ServiceResolver<Service, Args>, registeredIn: Scope?, localsIndex: Int)
+}

@@ -1,0 +1,52 @@
+/// The errors of the resolve path, built only where one is thrown.
+extension Scope {
+    /// An error for `requested`, carrying this thread's resolution path when it happens inside a factory.
+    func failure(_ code: ResolutionError.Code, _ requested: ServiceKey, scopeKey: AnyHashable? = nil) -> ResolutionError {
+        // The async factories this task is running (if any), then this thread's synchronous ones.
+        let outer = (AsyncNode.current?.pathKeys ?? []) + ResolutionContext.current.pathKeys
+        return ResolutionError(code, requested: requested, path: outer.isEmpty ? [] : outer + [requested], scopeKey: scopeKey)
+    }
+
+    /// The error a factory threw, as a ``ResolutionError`` (a dependency's own failure passes through).
+    @usableFromInline
+    func factoryFailure(_ error: any Error, of key: ServiceKey, context: ResolutionContext) -> ResolutionError {
+        if let error = error as? ResolutionError { return error }
+        return ResolutionError(.factoryFailed, requested: key, path: context.pathKeys, underlyingError: error)
+    }
+
+    /// The `captiveDependency` error for `resolver`, resolved while `captor` is being made.
+    func captiveDependency<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, captor: any Registration
+    ) -> ResolutionError {
+        var error = failure(.captiveDependency, resolver.serviceKey)
+        error.reuse = resolver.reuse
+        error.captor = captor.serviceKey
+        error.captorReuse = captor.reuse
+        return error
+    }
+
+    /// The error for a synchronous resolve of a registration whose factory is `async`. Resolved at the top
+    /// (not from inside a synchronous factory), the `async` resolve that caught it goes on to await it.
+    func requiresAwait<Service, Args>(_ resolver: ServiceResolver<Service, Args>) -> ResolutionError {
+        var error = failure(.requiresAwait, resolver.serviceKey)
+        error.isAwaitableHere = ResolutionContext.current.depth == 0
+        error.isMainActor = resolver.isMainActor
+        return error
+    }
+
+    /// The error for a `.scopedTo` registration resolved where no scope matches, naming the scopes searched.
+    func noMatchingScope<Service, Args>(
+        for resolver: ServiceResolver<Service, Args>, upTo last: Scope?
+    ) -> ResolutionError {
+        var error = failure(.noMatchingScope, resolver.serviceKey)
+        error.reuse = resolver.reuse
+        var searched: [AnyHashable?] = []
+        var scope: Scope? = self
+        while let current = scope {
+            searched.append(current.key)
+            scope = current === last ? nil : current.parent
+        }
+        error.searchedScopeKeys = searched
+        return error
+    }
+}

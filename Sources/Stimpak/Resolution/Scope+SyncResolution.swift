@@ -1,0 +1,178 @@
+/// The synchronous locked path from a registration to its instance: the slot's states, and what this thread
+/// does in each. The steps that do not block are the creation core's (Scope+Creation.swift).
+extension Scope {
+    /// Makes a transient, or finds the slot of a reused instance and resolves it. Call with the lock held;
+    /// returns with it released.
+    ///
+    /// A registration made in a scope (`registeredIn`) caches with that scope in the root's place, and its
+    /// instance is published at `localsIndex` in the resolving scope's table, where the `.provided` route reads.
+    func resolveRegistered<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope? = nil, localsIndex: Int = 0
+    ) throws(ResolutionError) -> Service {
+        try refuseCaptive(resolver, node: nil)
+        switch resolver.reuse.kind {
+        case .transient:
+            try refuseAsyncFactory(resolver)
+            let context = ResolutionContext.current
+            let onResolved = resolver.onResolved
+            let decorators = resolver.decoratorsIfAny
+            registry.lock.unlock()
+            // The callback, run once the factory has left the path, shares the graph that the factory's resolves made.
+            if onResolved != nil { context.holdGraph() }
+            defer { if onResolved != nil { context.releaseGraph() } }
+            var layers: [InstanceDisposal]?
+            let instance = try make(resolver, arguments, in: self, decorators: decorators, context: context, layers: &layers)
+            return try handOut(transient: instance, layers: layers, of: resolver, onResolved: onResolved)
+        case .graph:
+            try refuseAsyncFactory(resolver)
+            return try resolveGraph(resolver, arguments)
+        case .inScope where keepsInTable(resolver, registeredIn: registeredIn):
+            // This scope is the owner `cacheOwner` would find: no call, and no retain and release of it.
+            return try resolveInTable(resolver, arguments, owner: self)
+        case .singleton, .weak, .inScope, .scopedTo:
+            let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
+            if owner.keepsInTable(resolver, registeredIn: registeredIn) {
+                return try resolveInTable(resolver, arguments, owner: owner)
+            }
+            let place = try cachePlace(
+                of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex)
+            return try resolve(place, of: resolver, arguments)
+        }
+    }
+
+    /// Throws `requiresAwait`, with the lock released, when `resolver`'s factory is `async` (or must run on
+    /// the main actor, and this is not it). Call with the lock held.
+    @inline(__always)
+    private func refuseAsyncFactory<Service, Args>(_ resolver: ServiceResolver<Service, Args>) throws(ResolutionError) {
+        guard resolver.requiresAwaitHere else { return }
+        registry.lock.unlock()
+        throw requiresAwait(resolver)
+    }
+
+    /// Returns the `.graph` instance this outermost resolution already made, or makes it and keeps it for
+    /// the rest of the resolution (before its `resolved` callback runs, so that the callback can close a
+    /// cycle through it). Call with the lock held; returns with it released.
+    private func resolveGraph<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args
+    ) throws(ResolutionError) -> Service {
+        let context = ResolutionContext.current
+        let onResolved = resolver.onResolved
+        let decorators = resolver.decoratorsIfAny
+        registry.lock.unlock()
+        if let box = context.graphInstance(resolver.index) {
+            // Kept by index, which names this registration, whose service type is `Service`.
+            return resolver.instance(in: box)
+        }
+        // The callback shares the graph that the factory's resolves made.
+        if onResolved != nil { context.holdGraph() }
+        defer { if onResolved != nil { context.releaseGraph() } }
+        // A `.graph` instance is never disposed, nor are its layers.
+        var layers: [InstanceDisposal]?
+        let instance = try make(resolver, arguments, in: self, decorators: decorators, context: context, layers: &layers)
+        context.keepGraphInstance(resolver.cached(instance), index: resolver.index)
+        if let onResolved {
+            do {
+                try runCallback(onResolved, of: resolver, self, instance, context: context)
+            } catch {
+                context.dropGraphInstance(resolver.index)
+                throw error
+            }
+        }
+        // Resolved outermost: the graph ends with this call.
+        if context.depth == 0 { context.endGraph() }
+        return instance
+    }
+
+    /// Returns the instance of `place`'s slot, waits for the thread making it, or makes it: exactly once per
+    /// slot. Call with the lock held; returns with it released.
+    func resolve<Service, Args>(
+        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>, _ arguments: Args
+    ) throws(ResolutionError) -> Service {
+        let slot = place.slot
+        while true {
+            try refuseDisposed(place.owner, of: resolver)
+            switch slot.state {
+            case .created(let box):
+                do throws(DeadInstance) {
+                    return try createdInstance(box, at: place, of: resolver)
+                } catch {
+                    continue
+                }
+            case .initializing(let box, let owner) where owner === ResolutionContext.current:
+                // Its `resolved` callback is running on this thread and resolves it again: it is cached
+                // (and held by the creation, so a weak one is alive).
+                do throws(DeadInstance) {
+                    let instance = try liveInstance(in: box, of: resolver)
+                    registry.lock.unlock()
+                    return instance
+                } catch {
+                    registry.lock.unlock()
+                    throw failure(.dependencyCycle, resolver.serviceKey)
+                }
+            case .creatingAsync(let creation):
+                // Its `resolved` callback, running on this thread, resolves it again: it is cached. Any other
+                // synchronous resolve must not block a thread on an async creation: it must await it.
+                if let box = creation.box, creation.callbackContext === ResolutionContext.current {
+                    do throws(DeadInstance) {
+                        let instance = try liveInstance(in: box, of: resolver)
+                        registry.lock.unlock()
+                        return instance
+                    } catch {}
+                }
+                registry.lock.unlock()
+                throw requiresAwait(resolver)
+            case .creating, .initializing:
+                // Another thread is making it (or this one, which the wait reports as a cycle).
+                let flight = slot.flight(of: resolver)
+                registry.lock.unlock()
+                if let flight {
+                    // An `await` resolve's attempt: its task suspends on the flight instead (`resolveAwaiting`).
+                    if ResolutionContext.servesAwait { throw requiresAwait(resolver) }
+                    try ResolutionContext.current.wait(
+                        for: flight, requested: resolver.serviceKey, limit: registry.waitLimit)
+                }
+                registry.lock.lock()
+            case .empty:
+                try refuseAsyncFactory(resolver)
+                let context = ResolutionContext.current
+                slot.state = .creating(context)
+                let onResolved = resolver.onResolved
+                let onDispose = resolver.onDispose
+                let decorators = resolver.decoratorsIfAny
+                registry.lock.unlock()
+                return try make(
+                    resolver, arguments, at: place, context: context, decorators: decorators, onResolved: onResolved,
+                    onDispose: onDispose)
+            }
+        }
+    }
+
+    /// Runs the factory of a reused service on this thread, then commits the instance
+    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Called with the lock released and the slot
+    /// `.creating` on this thread (`context`); every way out settles the slot and finishes the flight of any
+    /// thread waiting for it.
+    private func make<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>,
+        _ arguments: Args,
+        at place: CachePlace,
+        context: ResolutionContext,
+        decorators: [Decorator<Service>]?,
+        onResolved: (@Sendable (Scope, Service) throws -> Void)?,
+        onDispose: DisposeHook<Service>?
+    ) throws(ResolutionError) -> Service {
+        // The callback shares the graph that the factory's resolves made.
+        if onResolved != nil { context.holdGraph() }
+        defer { if onResolved != nil { context.releaseGraph() } }
+        let instance: Service
+        var layers: [InstanceDisposal]?
+        do {
+            instance = try make(resolver, arguments, in: place.owner, decorators: decorators, context: context, layers: &layers)
+        } catch {
+            place.owner.abandon(.slot(place.slot, .thread(context)), failing: error)
+            throw error
+        }
+        return try commit(
+            instance, layers: layers, of: resolver, at: place, by: .thread(context), onResolved: onResolved,
+            onDispose: onDispose)
+    }
+}
