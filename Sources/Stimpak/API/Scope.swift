@@ -205,7 +205,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     ///   - key: The key it resolves under, or nil.
     public func provide<Service: Sendable>(_ value: Service, as type: Service.Type = Service.self, key: AnyHashable? = nil) {
         // Interned before the lock: its `==` is user code.
-        guard let serviceKey = registry.keys.intern(ServiceKey(service: Service.self, key: key), adding: true) else { return }
+        guard let serviceKey = registry.intern(ServiceKey(service: Service.self, key: key), adding: true) else { return }
         let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock {
             guard !isDisposedValue else { return (nil, nil) }
             let replaced = locals.updateValue(.value(value), forKey: serviceKey)

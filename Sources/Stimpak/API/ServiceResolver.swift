@@ -1,5 +1,3 @@
-import CStimpakAtomics
-
 /// One registration: how to make a `Service` from runtime arguments of type `Args`, and how to reuse it.
 ///
 /// `register` returns it so that the registration can be refined in place:

@@ -130,7 +130,7 @@ extension Container {
     ///   - key: The key it is provided under, or nil.
     public func registerProvided<Service>(_ type: Service.Type, key: AnyHashable? = nil) {
         // Interned before the lock: its `==` is user code.
-        guard let declared = registry.keys.intern(ServiceKey(service: Service.self, key: key), adding: true) else { return }
+        guard let declared = registry.intern(ServiceKey(service: Service.self, key: key), adding: true) else { return }
         _ = registry.lock.withLock { registry.declaredProvided.insert(declared) }
     }
 

@@ -112,9 +112,9 @@ extension Scope {
         let parent = context.innermostKey ?? AsyncNode.current?.registration.serviceKey
         // The edge's key is interned before the lock (its `==` is user code); one nothing registered only while
         // recording, so that a container that only observes keeps no key it was asked for.
-        var edgeTarget = parent == nil ? nil : registry.keys.intern(requested, adding: false)
+        var edgeTarget = parent == nil ? nil : registry.intern(requested, adding: false)
         if parent != nil, edgeTarget == nil, registry.lock.withLock({ registry.recordsDependencies }) {
-            edgeTarget = registry.keys.intern(requested, adding: true)
+            edgeTarget = registry.intern(requested, adding: true)
         }
         let observer = registry.lock.withLock { () -> (any ResolutionObserver)? in
             if registry.recordsDependencies, let parent, let edgeTarget {

@@ -32,7 +32,7 @@ extension Container {
     public func validateByResolving() async -> ValidationReport {
         var report = validate()
         // Its keys are this container's: interned once, for both.
-        let copy = Container(registry: Registry(defaultReuse: defaultReuse, waitLimit: waitLimit, keys: registry.keys))
+        let copy = Container(registry: Registry(defaultReuse: defaultReuse, waitLimit: waitLimit, keysOf: registry))
         let (registrations, scopes, decorators) = registry.lock.withLock {
             let registrations = registry.entries.values.compactMap(\.registration).sorted { $0.index < $1.index }
             return (registrations, root.copyOfOpenScopes(), registry.decorators)

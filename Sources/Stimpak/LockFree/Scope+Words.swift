@@ -66,8 +66,8 @@ extension Scope {
 
     /// This child scope's cache for `index` (unretained) and, for an instance kept as it is, its creation
     /// number (else 0). Call with the lock held.
-    func tableEntry(for index: Int) -> (cache: Unmanaged<AnyObject>, creation: Int)? {
-        table?.entry(for: index)
+    func tableEntry(for index: Int) -> (cache: TableCache, creation: Int)? {
+        table?.entry(for: index).map { (TableCache(reference: $0.cache), $0.creation) }
     }
 
     /// Every cache of this child scope (slots, instance caches, instances kept as they are with their
@@ -78,5 +78,19 @@ extension Scope {
     /// its cache is set.
     func publish(_ box: AnyObject, index: Int) {
         table?.publish(box, for: index)
+    }
+}
+
+/// A cache that a scope's table holds, read without a retain: valid while the container's lock is held, since
+/// only the lock's holder replaces or clears the entry.
+struct TableCache {
+    let reference: Unmanaged<AnyObject>
+
+    /// The cache, retained.
+    var object: AnyObject { reference.takeUnretainedValue() }
+
+    /// Runs `body` with the cache, without retaining it.
+    func withObject<Result>(_ body: (AnyObject) -> Result) -> Result {
+        reference._withUnsafeGuaranteedRef(body)
     }
 }

@@ -1,5 +1,3 @@
-import CStimpakAtomics
-
 /// The `async` resolve path: what an `await scope.require(…)` does once the synchronous path (cached
 /// instances, synchronous factories) has said that the service's factory is `async`. See ARCHITECTURE.md.
 extension Scope {
@@ -42,43 +40,6 @@ extension Scope {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
         }
         return try await resolveAwaiting(Service.self, arguments, key: Scope.erased(key))
-    }
-
-    /// The synchronous resolve, specialized in the caller but kept out of line: inlined whole (with a
-    /// transient's factory call), it makes an `async` resolve too large for the optimizer to inline into its
-    /// caller, which then pays an async frame per resolve.
-    ///
-    /// It serves an `await` (the thread state's `serves_await`, read only where a resolve would wait for another
-    /// thread's creation, see ``ResolutionContext/servesAwait``): such a wait is handed back as an awaitable
-    /// `requiresAwait`, and the task suspends on it in ``resolveAwaiting(_:_:key:)`` instead of blocking.
-    @inlinable @inline(never)
-    func resolveInstanceNotInlined<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
-        let state = stimpak_thread_get()
-        state.pointee.serves_await = 1
-        defer { state.pointee.serves_await = 0 }
-        return try resolveInstance(Service.self, arguments)
-    }
-
-    /// The same with a key, for the same reason.
-    @inlinable @inline(never)
-    func resolveInstanceNotInlined<Service, Args>(
-        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
-    ) throws(ResolutionError) -> Service {
-        let state = stimpak_thread_get()
-        state.pointee.serves_await = 1
-        defer { state.pointee.serves_await = 0 }
-        return try resolveInstance(Service.self, arguments, key: key)
-    }
-
-    /// The same with a key of a concrete type.
-    @inlinable @inline(never)
-    func resolveInstanceNotInlined<Service, Args, Key: Hashable>(
-        _ type: Service.Type, _ arguments: Args, typedKey key: Key
-    ) throws(ResolutionError) -> Service {
-        let state = stimpak_thread_get()
-        state.pointee.serves_await = 1
-        defer { state.pointee.serves_await = 0 }
-        return try resolveInstance(Service.self, arguments, typedKey: key)
     }
 
     /// The locked lookup for an `async` resolve, then the registration's creation, awaited. A synchronous

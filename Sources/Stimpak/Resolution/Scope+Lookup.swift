@@ -35,7 +35,7 @@ extension Scope {
     ) throws(ResolutionError) -> Lookup<Service, Args> {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         // Interned before the lock: its `==` is user code. None equal: no registration or `provide` used the key.
-        let interned = registry.keys.intern(requested, adding: false)
+        let interned = registry.intern(requested, adding: false)
         registry.lock.lock()
         if isDisposedValue {
             registry.lock.unlock()

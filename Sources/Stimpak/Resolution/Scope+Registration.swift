@@ -128,7 +128,7 @@ extension Scope {
     /// Removes the container's registration (from the root scope) or this scope's own.
     func unregister(_ key: ServiceKey) -> Bool {
         // Interned before the lock: its `==` is user code. None equal: nothing was registered under it.
-        guard let key = registry.keys.intern(key, adding: false) else { return false }
+        guard let key = registry.intern(key, adding: false) else { return false }
         guard parent != nil else {
             return registry.change {
                 guard let removed = registry.entries[key]?.registration else { return false }
@@ -151,7 +151,7 @@ extension Scope {
     /// Whether a registration for `key` is visible from this scope: its own or an ancestor's, or the
     /// container's.
     func isRegistered(_ key: ServiceKey) -> Bool {
-        guard let key = registry.keys.intern(key, adding: false) else { return false }
+        guard let key = registry.intern(key, adding: false) else { return false }
         return registry.lock.withLock {
             guard let entry = registry.entries[key] else { return false }
             if entry.registration != nil { return true }

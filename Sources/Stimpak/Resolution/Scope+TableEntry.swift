@@ -25,8 +25,8 @@ extension Scope {
         }
         guard creation == 0 else {
             // The entry of this registration's index holds its instance.
-            let instance = cache._withUnsafeGuaranteedRef { resolver.instance(in: $0) }
-            memo?.publishBelowOwner(cache.takeUnretainedValue(), index: index)
+            let instance = cache.withObject { resolver.instance(in: $0) }
+            memo?.publishBelowOwner(cache.object, index: index)
             registry.lock.unlock()
             return instance
         }

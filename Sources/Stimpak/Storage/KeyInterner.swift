@@ -4,8 +4,8 @@
 /// A key of any type but `String` and `Int` compares with its type's `==`, which is user code: it may resolve
 /// from the container, block, or take long. Before a registration, a `provide`, an `unregister`, a locked
 /// resolve or anything else with such a key takes the container's lock, its box is exchanged here for the
-/// *interned* box of an equal key, comparing with `==` under this interner's own lock never held: under
-/// the interner's lock only hashes are compared and arrays copied. Interned boxes carry the interner's
+/// *interned* box of an equal key, comparing with `==` with the registry's lock never held: under it only
+/// hashes are compared and arrays copied. Interned boxes carry the interner's
 /// ``domain``; ``ServiceKey``'s `==` says two boxes of one domain are equal only when they are the same box, so
 /// the registry's dictionaries, the scopes' `locals` and every set of keys compare them by identity.
 ///
@@ -13,18 +13,21 @@
 /// too): a key seen once is equal to itself forever after, and no box of a domain can be replaced by an equal
 /// one. A lookup that finds no equal key adds none: the key was not registered or provided when it looked.
 ///
-/// Shared by a registry and the throwaway copies validation makes of it, so that their keys are one domain.
-final class KeyInterner: @unchecked Sendable {  // `boxes` is guarded by `lock`
-    /// Nonzero, and distinct for every interner the process makes.
-    let domain: UInt
-    private let lock = Lock()
-    /// The interned boxes by their key's hash; each array only grows.
-    @exclusivity(unchecked) private var boxes: [Int: [AnyKeyBox]] = [:]
+/// The boxes live in the registry (``Registry/internedKeys``, guarded by its lock, which this never holds while a
+/// key's `==` runs): a container allocates nothing for them until a key of such a type comes. Validation's
+/// throwaway copy of a registry interns in the registry it copies, so that their keys are one domain.
+struct KeyInterner {
+    /// The registry whose lock guards the boxes, and whose ``Registry/keyDomain`` they carry.
+    let owner: Registry
+
+    /// Nonzero, and distinct for every registry the process makes (validation's copies excepted).
+    var domain: UInt { owner.keyDomain }
 
     private nonisolated(unsafe) static let domains = AtomicWord.allocate(count: 1)
 
-    init() {
-        domain = Self.domains.fetchAdd(1) &+ 1
+    /// A new registry's domain.
+    static func nextDomain() -> UInt {
+        domains.fetchAdd(1) &+ 1
     }
 
     /// Whether `box` is to be interned: its key is not already interned here, and its base is not of one of the
@@ -59,17 +62,17 @@ final class KeyInterner: @unchecked Sendable {  // `boxes` is guarded by `lock`
         var compared = 0
         while true {
             // Copied under the lock (a retain); the boxes are compared after it.
-            let candidates = lock.withLock { boxes[box.hash] ?? [] }
+            let candidates = owner.lock.withLock { owner.internedKeys[box.hash] ?? [] }
             for candidate in candidates[compared...] where candidate.key == box.key {
                 return candidate
             }
             compared = candidates.count
             guard adding else { return nil }
-            let interned: AnyKeyBox? = lock.withLock {
+            let interned: AnyKeyBox? = owner.lock.withLock {
                 // Boxes interned meanwhile are compared first.
-                guard boxes[box.hash]?.count ?? 0 == compared else { return nil }
+                guard owner.internedKeys[box.hash]?.count ?? 0 == compared else { return nil }
                 let interned = AnyKeyBox(box.key, hash: box.hash, domain: domain)
-                boxes[box.hash, default: []].append(interned)
+                owner.internedKeys[box.hash, default: []].append(interned)
                 return interned
             }
             if let interned { return interned }
@@ -89,5 +92,14 @@ final class KeyInterner: @unchecked Sendable {  // `boxes` is guarded by `lock`
             let box = AnyKeyBox(key, hash: hash)
             return needsInterning(box) ? intern(box, adding: true) : box
         }
+    }
+}
+
+extension Registry {
+    /// `key` interned (see ``KeyInterner/intern(_:adding:)``); a key without a key as it is, at no cost.
+    @inline(__always)
+    func intern(_ key: ServiceKey, adding: Bool) -> ServiceKey? {
+        guard key.keyBox != nil else { return key }
+        return keys.intern(key, adding: adding)
     }
 }

@@ -69,8 +69,14 @@ final class Registry: @unchecked Sendable {
     /// The reuse of a registration that names none.
     let defaultReuse: Reuse
     /// Every key in `entries`, the scopes' `locals`, `declaredProvided`, `observedEdges` and the decorators is
-    /// interned here first (see ``KeyInterner``): under the lock, keys compare without running their `==`.
-    let keys: KeyInterner
+    /// interned first (see ``KeyInterner``): under the lock, keys compare without running their `==`.
+    var keys: KeyInterner { KeyInterner(owner: keyOwner ?? self) }
+    /// The ``KeyInterner/domain`` of the keys interned here.
+    let keyDomain: UInt
+    /// The registry whose keys this one's are (validation's copy interns in the registry it copies); nil for itself.
+    private let keyOwner: Registry?
+    /// The interned keys' boxes by their hash (see ``KeyInterner``); each array only grows.
+    @exclusivity(unchecked) var internedKeys: [Int: [AnyKeyBox]] = [:]
     @exclusivity(unchecked) var entries: [ServiceKey: Entry] = [:]
     /// The published ``LookupTable`` (owned by the word), or 0 when it has to be rebuilt.
     @usableFromInline let tableWord: AtomicWord
@@ -110,10 +116,12 @@ final class Registry: @unchecked Sendable {
     /// still the one registered, and its key has no scope-local values.
     @exclusivity(unchecked) private(set) var generation = 0
 
-    init(defaultReuse: Reuse, waitLimit: WaitLimit, keys: KeyInterner = KeyInterner()) {
+    /// - Parameter keysOf: The registry whose keys this one's are: validation's copy passes the original.
+    init(defaultReuse: Reuse, waitLimit: WaitLimit, keysOf keyOwner: Registry? = nil) {
         self.defaultReuse = defaultReuse
         self.waitLimit = waitLimit
-        self.keys = keys
+        self.keyOwner = keyOwner
+        keyDomain = keyOwner?.keyDomain ?? KeyInterner.nextDomain()
         tableWord = .allocate(count: 2)
         observedWord = tableWord.advanced(by: 1)
         observedWord.storeRelaxed(0)

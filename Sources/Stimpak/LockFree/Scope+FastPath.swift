@@ -309,3 +309,42 @@ extension Optional: OptionalKey where Wrapped: Hashable {
     @usableFromInline
     var erasedWrapped: AnyHashable? { flatMap { Scope.erased($0) } }
 }
+
+extension Scope {
+    /// The synchronous resolve, specialized in the caller but kept out of line: inlined whole (with a
+    /// transient's factory call), it makes an `async` resolve too large for the optimizer to inline into its
+    /// caller, which then pays an async frame per resolve.
+    ///
+    /// It serves an `await` (the thread state's `serves_await`, read only where a resolve would wait for another
+    /// thread's creation, see ``ResolutionContext/servesAwait``): such a wait is handed back as an awaitable
+    /// `requiresAwait`, and the task suspends on it in ``resolveAwaiting(_:_:key:)`` instead of blocking.
+    @inlinable @inline(never)
+    func resolveInstanceNotInlined<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        return try resolveInstance(Service.self, arguments)
+    }
+
+    /// The same with a key, for the same reason.
+    @inlinable @inline(never)
+    func resolveInstanceNotInlined<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+    ) throws(ResolutionError) -> Service {
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        return try resolveInstance(Service.self, arguments, key: key)
+    }
+
+    /// The same with a key of a concrete type.
+    @inlinable @inline(never)
+    func resolveInstanceNotInlined<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, typedKey key: Key
+    ) throws(ResolutionError) -> Service {
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        return try resolveInstance(Service.self, arguments, typedKey: key)
+    }
+}
