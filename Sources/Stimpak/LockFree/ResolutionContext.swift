@@ -258,7 +258,8 @@ final class ResolutionContext {
     @usableFromInline
     func pathError(_ code: ResolutionError.Code, _ registration: AnyObject) -> ResolutionError {
         let key = (registration as? any Registration)?.serviceKey ?? ServiceKey(service: Any.self)
-        return ResolutionError(code, requested: key, path: pathKeys + [key])
+        // A cycle or a path too deep: `registration` is met inside the path, which is never empty.
+        return .met(code, key, inside: pathKeys)
     }
 
     // MARK: Waiting for another thread's creation

@@ -54,9 +54,7 @@ final class AsyncNode: Sendable {
     static func pathError(
         _ code: ResolutionError.Code, _ requested: ServiceKey, node: AsyncNode?, underlyingError: (any Error)? = nil
     ) -> ResolutionError {
-        let outer = node?.pathKeys ?? []
-        return ResolutionError(
-            code, requested: requested, path: outer.isEmpty ? [] : outer + [requested], underlyingError: underlyingError)
+        .met(code, requested, inside: node?.pathKeys ?? [], underlyingError: underlyingError)
     }
 }
 

@@ -1,10 +1,29 @@
+extension ResolutionError {
+    /// The error for `requested`, met while the services of `outer` are being made (outermost first): the one
+    /// place a resolution path is put together. Its path is `outer`, then `requested`; empty for a resolve made
+    /// outside every factory.
+    static func met(
+        _ code: Code, _ requested: ServiceKey, inside outer: [ServiceKey], underlyingError: (any Error)? = nil,
+        scopeKey: AnyHashable? = nil
+    ) -> ResolutionError {
+        ResolutionError(
+            code, requested: requested, path: outer.isEmpty ? [] : outer + [requested], underlyingError: underlyingError,
+            scopeKey: scopeKey)
+    }
+
+    /// The services being made around a resolve here: the async factories this task is running (if any), then
+    /// this thread's synchronous ones, outermost first.
+    static var currentPath: [ServiceKey] {
+        (AsyncNode.current?.pathKeys ?? []) + ResolutionContext.current.pathKeys
+    }
+}
+
 /// The errors of the resolve path, built only where one is thrown.
 extension Scope {
-    /// An error for `requested`, carrying this thread's resolution path when it happens inside a factory.
+    /// An error for `requested`, carrying this thread's and task's resolution path when it happens inside a
+    /// factory.
     func failure(_ code: ResolutionError.Code, _ requested: ServiceKey, scopeKey: AnyHashable? = nil) -> ResolutionError {
-        // The async factories this task is running (if any), then this thread's synchronous ones.
-        let outer = (AsyncNode.current?.pathKeys ?? []) + ResolutionContext.current.pathKeys
-        return ResolutionError(code, requested: requested, path: outer.isEmpty ? [] : outer + [requested], scopeKey: scopeKey)
+        .met(code, requested, inside: ResolutionError.currentPath, scopeKey: scopeKey)
     }
 
     /// The error a factory threw, as a ``ResolutionError`` (a dependency's own failure passes through).
