@@ -26,7 +26,7 @@ extension Container {
     ) {
         // Its key is interned before the lock: its `==` is user code.
         let erased = AnyDecorator(
-            service: ObjectIdentifier(Service.self), keyBox: registry.keys.registeredBox(for: key), decorator: decorator)
+            service: ObjectIdentifier(Service.self), keyBox: registry.registeredBox(for: key), decorator: decorator)
         registry.change {
             registry.decorators.append(erased)
             for (key, entry) in registry.entries where erased.applies(to: key) {
@@ -47,7 +47,7 @@ typealias Decorator<Service> = (Scope, Service) throws -> Service
 /// A decorator with its service type erased, as the registry keeps it for registrations yet to come.
 struct AnyDecorator: @unchecked Sendable {  // `decorator` is a `@Sendable` closure, erased
     let service: ObjectIdentifier
-    /// The key's box, as a registration keeps it (see ``KeyInterner/registeredBox(for:)``), or nil for every key.
+    /// The key's box, as a registration keeps it (see ``Registry/registeredBox(for:)``), or nil for every key.
     let keyBox: AnyKeyBox?
     /// The `@Sendable (Scope, Service) throws -> Service` of the `Service` that `service` names.
     let decorator: Any

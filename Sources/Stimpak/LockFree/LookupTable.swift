@@ -185,7 +185,7 @@ final class LookupTable {
         let box: AnyKeyBox
 
         /// The typed key of a registration's key, from its ``ServiceKey``'s box: a `String` or `Int` key's box
-        /// is already a ``KeyBox`` of its type (see ``KeyInterner/registeredBox(for:)``);
+        /// is already a ``KeyBox`` of its type (see ``Registry/registeredBox(for:)``);
         /// any other key is read there (not copied: an `AnyHashable` copy goes through its box's value
         /// witnesses) and boxed as its own type.
         init?(_ key: AnyKeyBox) {

@@ -21,7 +21,7 @@ extension Scope {
         isMainActor: Bool = false
     ) throws(Failure) -> ServiceResolver<Service, Args> {
         // Interned before the lock: its `==` is user code.
-        let keyBox = registry.keys.registeredBox(for: key)
+        let keyBox = registry.registeredBox(for: key)
         guard parent != nil else {
             return try addToContainer(
                 reuse: reuse, keyBox: keyBox, policy: policy, disposesInstances: disposesInstances,

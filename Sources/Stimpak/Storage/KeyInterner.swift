@@ -33,12 +33,15 @@ struct KeyInterner {
     /// Whether `box` is to be interned: its key is not already interned here, and its base is not of one of the
     /// standard library's own key types, whose `==` runs no user code (and which `AnyHashable` finds equal
     /// across types: `Int8(3)` is the registration under `3`, so that they cannot be interned apart).
-    private func needsInterning(_ box: AnyKeyBox) -> Bool {
-        box.domain != domain && box.lookup == nil && !Self.standardTypes.contains(ObjectIdentifier(type(of: box.key.base)))
+    static func needsInterning(_ box: AnyKeyBox, domain: UInt) -> Bool {
+        guard box.domain != domain, box.lookup == nil else { return false }
+        let type = ObjectIdentifier(Swift.type(of: box.key.base))
+        // A few comparisons: cheaper than hashing the identifier, on every keyed resolve of the locked path.
+        return !standardTypes.contains(type)
     }
 
     /// The standard library's types whose `==` is its own, with no generic parameter that could be user code.
-    private static let standardTypes: Set<ObjectIdentifier> = [
+    private static let standardTypes: [ObjectIdentifier] = [
         ObjectIdentifier(String.self), ObjectIdentifier(Substring.self), ObjectIdentifier(Character.self),
         ObjectIdentifier(Bool.self), ObjectIdentifier(Double.self), ObjectIdentifier(Float.self),
         ObjectIdentifier(Int.self), ObjectIdentifier(Int8.self), ObjectIdentifier(Int16.self),
@@ -52,7 +55,7 @@ struct KeyInterner {
     /// `provide` has used an equal key. A key without a key, or whose key is of a standard type (a `String`,
     /// an integer), is returned as it is. Call without the container's lock: this is where the key's `==` runs.
     func intern(_ key: ServiceKey, adding: Bool) -> ServiceKey? {
-        guard let box = key.keyBox, needsInterning(box) else { return key }
+        guard let box = key.keyBox, Self.needsInterning(box, domain: domain) else { return key }
         guard let interned = intern(box, adding: adding) else { return nil }
         return ServiceKey(service: key.service, arguments: key.arguments, box: interned)
     }
@@ -78,6 +81,15 @@ struct KeyInterner {
             if let interned { return interned }
         }
     }
+}
+
+extension Registry {
+    /// `key` interned (see ``KeyInterner/intern(_:adding:)``); a key without a key as it is, at no cost.
+    @inline(__always)
+    func intern(_ key: ServiceKey, adding: Bool) -> ServiceKey? {
+        guard let box = key.keyBox, KeyInterner.needsInterning(box, domain: keyDomain) else { return key }
+        return keys.intern(key, adding: adding)
+    }
 
     /// The box a registration under `key` keeps: a `String` or `Int` key's ``KeyBox`` of its own type, which
     /// the lookup table uses as it is; another standard type's box as it is; any other key's interned box.
@@ -90,16 +102,7 @@ struct KeyInterner {
         case .integer(let integer)?: return KeyBox(integer, key: key, hash: hash)
         case nil:
             let box = AnyKeyBox(key, hash: hash)
-            return needsInterning(box) ? intern(box, adding: true) : box
+            return KeyInterner.needsInterning(box, domain: keyDomain) ? keys.intern(box, adding: true) : box
         }
-    }
-}
-
-extension Registry {
-    /// `key` interned (see ``KeyInterner/intern(_:adding:)``); a key without a key as it is, at no cost.
-    @inline(__always)
-    func intern(_ key: ServiceKey, adding: Bool) -> ServiceKey? {
-        guard key.keyBox != nil else { return key }
-        return keys.intern(key, adding: adding)
     }
 }

@@ -36,7 +36,7 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
         }
     }
 
-    /// A key with its key box as it is: a registration's (see ``KeyInterner/registeredBox(for:)``) or an
+    /// A key with its key box as it is: a registration's (see ``Registry/registeredBox(for:)``) or an
     /// interned one.
     init(service: Any.Type, arguments: Any.Type, box: AnyKeyBox?) {
         self.service = service
