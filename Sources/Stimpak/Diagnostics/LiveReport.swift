@@ -137,7 +137,7 @@ extension Scope {
             var pending: [(scope: Scope, parent: Int?, depth: Int)] = [(self, nil, 0)]
             while let (scope, parent, depth) = pending.popLast() {
                 let place = nodes.count
-                nodes.append(scope.reportNodeLocked(depth: depth))
+                nodes.append(scope.reportNode(depth: depth))
                 if let parent { nodes[parent].children.append(place) }
                 for child in scope.openChildrenInOrder.reversed() { pending.append((child, place, depth + 1)) }
             }
@@ -155,7 +155,7 @@ extension Scope {
     }
 
     /// This scope in a report, without its children, in no order. Call with the lock held.
-    private func reportNodeLocked(depth: Int) -> ScopeReport.Node {
+    private func reportNode(depth: Int) -> ScopeReport.Node {
         let caches: [(cache: AnyObject, kept: ScopeTable.Kept?)] = parent == nil
             ? registry.entries.values.compactMap { entry in entry.registration?.rootCacheObject.map { ($0, nil) } }
             : tableCaches

@@ -123,8 +123,11 @@ struct AtomicWord {
 
 /// One thread's read section: between ``enter()`` and leaving, what it loads from published words stays
 /// allocated. Never held across user code, a lock or a release: a few dozen instructions.
+///
+/// Not copyable, and every way to leave consumes it: a section is left once, and nothing reads through it
+/// after. A function that reads published words takes the section it reads in (`borrowing ReadSection`).
 @usableFromInline
-struct ReadSection {
+struct ReadSection: ~Copyable {
     /// The thread's state (its section counter and resolution path).
     @usableFromInline let thread: UnsafeMutablePointer<stimpak_thread_state>
 
@@ -143,14 +146,14 @@ struct ReadSection {
 
     /// Leaves, keeping nothing.
     @inlinable @inline(__always)
-    func leave() {
+    consuming func leave() {
         stimpak_section_exit(thread)
     }
 
     /// Copies a published instance (retaining it), then leaves. `published` is the word's bits (see
     /// ``CachedInstance``): a class instance itself, or an `InstanceBox<Service>` with the box bit set.
     @inlinable @inline(__always)
-    func leave<Service>(copying published: UnsafeMutableRawPointer, as type: Service.Type) -> Service {
+    consuming func leave<Service>(copying published: UnsafeMutableRawPointer, as type: Service.Type) -> Service {
         let bits = UInt(bitPattern: published)
         // Without the bit, the writer cached the instance itself, which it does only for a class `Service`
         // (one word: the size test, which the compiler folds, only makes the cast compile for any `Service`).
@@ -170,7 +173,7 @@ struct ReadSection {
     /// - Returns: 0, or 1 when it was already on the path (a cycle), or 2 when the path is too deep; it
     ///   is pushed only on 0.
     @inlinable @inline(__always)
-    func leave(pushing registration: UnsafeMutableRawPointer) -> Int32 {
+    consuming func leave(pushing registration: UnsafeMutableRawPointer) -> Int32 {
         let status = stimpak_path_enter(thread, registration, UInt(ResolutionError.maximumDepth))
         stimpak_section_exit(thread)
         return status
@@ -178,7 +181,7 @@ struct ReadSection {
 
     /// Retains a published object (a registration), then leaves: the caller owns the reference.
     @inlinable @inline(__always)
-    func leave<Object: AnyObject>(pinning object: UnsafeMutableRawPointer, as type: Object.Type) -> Object {
+    consuming func leave<Object: AnyObject>(pinning object: UnsafeMutableRawPointer, as type: Object.Type) -> Object {
         let pinned = Unmanaged<Object>.fromOpaque(object).retain()
         stimpak_section_exit(thread)
         return pinned.takeRetainedValue()

@@ -46,7 +46,7 @@ enum Reclamation {
             return
         }
         shared.lock.lock()
-        retireLocked(garbage, registrations: registrations)
+        enqueue(garbage, registrations: registrations)
     }
 
     /// Releases `garbage` once no reader can still hold what it unpublished (see
@@ -58,7 +58,7 @@ enum Reclamation {
             return
         }
         shared.lock.lock()
-        retireLocked(garbage, registrations: [])
+        enqueue(garbage, registrations: [])
     }
 
     /// Whether nothing waits to be released and no registered thread is inside a read section, read without
@@ -111,7 +111,7 @@ enum Reclamation {
     /// ``retire(_:registrations:)`` past its common case. Call with the threads' lock held; returns with it
     /// released.
     @inline(never)
-    private static func retireLocked<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
+    private static func enqueue<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
         let state = shared.state
         guard state.pointee.hasReaderInside() else {
             // Nothing unpublished can still be held: this and everything pending is released now.

@@ -11,9 +11,9 @@ extension Scope {
     @inlinable @inline(__always)
     func resolveInstance<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
         let section = ReadSection.enter()
-        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self))
+        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), in: section)
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
-            try resolveLocked(Service.self, arguments, key: nil)
+            try lockAndResolve(Service.self, arguments, key: nil)
         }
     }
 
@@ -45,9 +45,9 @@ extension Scope {
         // Neither a `String` nor an `Int`: its `KeyHash` is its `AnyHashable`'s hash.
         let keyHash = key.hashValue
         let section = ReadSection.enter()
-        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyBase: base, keyHash: keyHash)
+        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyBase: base, keyHash: keyHash, in: section)
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
-            try resolveLocked(Service.self, arguments, key: key)
+            try lockAndResolve(Service.self, arguments, key: key)
         }
     }
 
@@ -76,19 +76,19 @@ extension Scope {
         let section = ReadSection.enter()
         // The first bucket with the key's type and hash, its key compared here (no closure call on a hit).
         var found = FastPath.locked
-        if let candidate = keyedCandidate(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash) {
+        if let candidate = keyedCandidate(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, in: section) {
             // A bucket of key type `Key` holds a `KeyBox<Key>`.
             func matches(_ typedKey: UnsafeMutableRawPointer) -> Bool {
                 Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
             }
             found = matches(candidate.typedKey)
                 ? candidate.found
-                : fastPath(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, matches: matches)
+                : fastPath(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, matches: matches, in: section)
         }
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             guard let key = Scope.erased(key) else { return try resolveInstance(Service.self, arguments) }
             if Key.self == String.self || Key.self == Int.self {
-                return try resolveLocked(Service.self, arguments, key: key)
+                return try lockAndResolve(Service.self, arguments, key: key)
             }
             return try resolveInstance(Service.self, arguments, key: key)
         }
@@ -108,7 +108,7 @@ extension Scope {
     /// while its factory runs, without a shared write) and an uncreated one's retained (see ARCHITECTURE.md).
     @inlinable @inline(__always)
     func finish<Service, Args>(
-        _ found: FastPath, _ arguments: Args, section: ReadSection,
+        _ found: FastPath, _ arguments: Args, section: consuming ReadSection,
         orLocked locked: () throws(ResolutionError) -> Service
     ) throws(ResolutionError) -> Service {
         switch found {
@@ -117,16 +117,17 @@ extension Scope {
             return section.leave(copying: box, as: Service.self)
         case .weak(let word):
             // Loading a weak reference retains what it finds alive: inside the section, as required.
-            let object = Scope.loadWeak(word)
+            let object = Scope.loadWeak(word, in: section)
             section.leave()
             // Unwrapped before the cast: specialized for a class `Service`, `as?` from `AnyObject?` is
             // a bare `swift_dynamicCastClass`, which dereferences a nil (a dead instance) on Linux.
             if let object, let instance = object as? Service { return instance }
         case .transient(let registration):
+            let thread = section.thread
             let status = section.leave(pushing: registration)
             // Too deep: not pushed, so not protected; the locked path holds it and reports the error.
             if status != 2 {
-                return try makeTransient(registration, isCycle: status == 1, arguments, thread: section.thread)
+                return try makeTransient(registration, isCycle: status == 1, arguments, thread: thread)
             }
         case .uncreated(let registration, let generation):
             let resolver = section.leave(pinning: registration, as: ServiceResolver<Service, Args>.self)
@@ -145,16 +146,18 @@ extension Scope {
     /// Inlined into the resolve, so that the caller's code switches once on the bucket's route, where a call
     /// would return a ``FastPath`` to switch on again (the scoped routes are one call, ``scopedBoxBits(_:)``).
     @inlinable @inline(__always)
-    func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier) -> FastPath {
-        guard let table = publishedTable() else { return .locked }
-        return fastPath(table.bucket(service, arguments), generation: table.generation)
+    func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, in section: borrowing ReadSection) -> FastPath {
+        guard let table = publishedTable(in: section) else { return .locked }
+        return fastPath(table.bucket(service, arguments), generation: table.generation, in: section)
     }
 
     /// The same for a keyed registration, the key's base given as `Any` (a key held as `AnyHashable`):
     /// opened as its own type and compared by the bucket's ``KeyBox``.
     @usableFromInline
-    func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyBase: Any, keyHash: Int) -> FastPath {
-        guard let table = publishedTable() else { return .locked }
+    func fastPath(
+        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyBase: Any, keyHash: Int, in section: borrowing ReadSection
+    ) -> FastPath {
+        guard let table = publishedTable(in: section) else { return .locked }
         func find<Base>(_ base: Base) -> UnsafeMutablePointer<LookupTable.Bucket>? {
             withUnsafePointer(to: base) { pointer in
                 table.bucket(service, arguments, keyType: ObjectIdentifier(Base.self), keyHash: keyHash) { box in
@@ -162,7 +165,7 @@ extension Scope {
                 }
             }
         }
-        return fastPath(_openExistential(keyBase, do: find), generation: table.generation)
+        return fastPath(_openExistential(keyBase, do: find), generation: table.generation, in: section)
     }
 
     /// The first keyed bucket of (`service`, `arguments`) with `keyType` and `keyHash` (see
@@ -171,37 +174,40 @@ extension Scope {
     /// two, on a hit). Call inside a read section.
     @usableFromInline
     func keyedCandidate(
-        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int
+        _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
+        in section: borrowing ReadSection
     ) -> KeyedCandidate? {
-        guard let table = publishedTable(),
+        guard let table = publishedTable(in: section),
               let bucket = table.candidate(service, arguments, keyType: keyType, keyHash: keyHash),
               let typedKey = bucket.pointee.typedKey
         else { return nil }
-        return KeyedCandidate(typedKey: typedKey, found: fastPath(bucket, generation: table.generation))
+        return KeyedCandidate(typedKey: typedKey, found: fastPath(bucket, generation: table.generation, in: section))
     }
 
     /// The same for a key of a concrete type, compared by `matches` (see ``LookupTable/Probe/bucket(_:_:keyType:keyHash:matches:)``).
     @usableFromInline
     func fastPath(
         _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
-        matches: (UnsafeMutableRawPointer) -> Bool
+        matches: (UnsafeMutableRawPointer) -> Bool, in section: borrowing ReadSection
     ) -> FastPath {
-        guard let table = publishedTable() else { return .locked }
+        guard let table = publishedTable(in: section) else { return .locked }
         return fastPath(
             table.bucket(service, arguments, keyType: keyType, keyHash: keyHash, matches: matches),
-            generation: table.generation)
+            generation: table.generation, in: section)
     }
 
     /// The registry's published table's memory, or nil when this scope is disposed or none is published.
     /// Call inside a read section: the memory stays allocated until it ends.
     @inlinable @inline(__always)
-    func publishedTable() -> LookupTable.Probe? {
+    func publishedTable(in section: borrowing ReadSection) -> LookupTable.Probe? {
         guard disposedWord.load() == 0 else { return nil }
         return registry.tableWord.withPublished(LookupTable.self) { $0.probe }
     }
 
     @inlinable @inline(__always)
-    func fastPath(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>?, generation: Int) -> FastPath {
+    func fastPath(
+        _ bucket: UnsafeMutablePointer<LookupTable.Bucket>?, generation: Int, in section: borrowing ReadSection
+    ) -> FastPath {
         guard let bucket else { return .locked }
         let boxBits: UInt
         // Only a `.provided` bucket lacks a registration and a root word: unwrapped unchecked in the others.
@@ -211,7 +217,7 @@ extension Scope {
         case .root:
             boxBits = bucket.pointee.rootWord.unsafelyUnwrapped.load()
         case .scoped, .provided:
-            guard let bits = scopedBoxBits(bucket) else { return .locked }
+            guard let bits = scopedBoxBits(bucket, in: section) else { return .locked }
             boxBits = bits
         case .weakRoot:
             // Loaded by the caller, out of line: a call here would cost every lookup its saved registers.
@@ -226,7 +232,7 @@ extension Scope {
     /// Where a `.scoped` or `.provided` bucket's instance is published for this scope: its word's bits (0 when
     /// none is yet), or nil when the locked path decides. Out of line: it reads this scope's published table.
     @usableFromInline
-    func scopedBoxBits(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>) -> UInt? {
+    func scopedBoxBits(_ bucket: UnsafeMutablePointer<LookupTable.Bucket>, in section: borrowing ReadSection) -> UInt? {
         guard parent != nil else {
             // Inside a factory, the locked path checks that no singleton captures the root's instance;
             // the root publishes no provided value.
@@ -244,7 +250,7 @@ extension Scope {
     /// `Self` there keeps the `async` resolve from being inlined into its caller, which then pays an async
     /// frame and an executor check on every cached hit.
     @usableFromInline @inline(never)
-    static func loadWeak(_ word: AtomicWord) -> AnyObject? {
+    static func loadWeak(_ word: AtomicWord, in section: borrowing ReadSection) -> AnyObject? {
         word.withPublished(WeakBox.self) { $0.object } ?? nil
     }
 

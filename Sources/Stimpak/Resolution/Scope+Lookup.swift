@@ -4,19 +4,19 @@ extension Scope {
     /// The locked path: takes the container's lock once for the lookup and, for a reused service, the
     /// cache. Factories run with the lock released.
     @usableFromInline
-    func resolveLocked<Service, Args>(
+    func lockAndResolve<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
         // Observed (an observer, or dependency recording): every resolve comes here; the word is read only here.
         guard registry.observedWord.loadRelaxed() == 0 else {
             return try resolveObserved(Service.self, arguments, key: key) { () throws(ResolutionError) in
-                try resolveLockedUnobserved(Service.self, arguments, key: key)
+                try lockAndResolveUnobserved(Service.self, arguments, key: key)
             }
         }
-        return try resolveLockedUnobserved(Service.self, arguments, key: key)
+        return try lockAndResolveUnobserved(Service.self, arguments, key: key)
     }
 
-    private func resolveLockedUnobserved<Service, Args>(
+    private func lockAndResolveUnobserved<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
         switch try lockAndFind(Service.self, arguments, key: key) {
@@ -122,7 +122,7 @@ extension Scope {
         registry.lock.lock()
         guard !isDisposedValue, registry.generation == generation else {
             registry.lock.unlock()
-            return try resolveLocked(Service.self, arguments, key: resolver.serviceKey.key)
+            return try lockAndResolve(Service.self, arguments, key: resolver.serviceKey.key)
         }
         return try resolveRegistered(resolver, arguments)
     }
