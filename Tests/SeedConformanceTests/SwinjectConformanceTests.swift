@@ -124,3 +124,100 @@ final class PetOwner: Person {
         #expect(try provider().name == "Mimi")
     }
 }
+
+/// Swinject's `Documentation/CircularDependencies.md`: `Parent` takes its child in its initializer, `Child`
+/// gets its weak parent in a callback after creation. Row: `initCompleted { r, a in … }` → `.resolved`.
+@Suite struct SwinjectCircularDependencyTests {
+    protocol ParentProtocol: AnyObject, Sendable {}
+    protocol ChildProtocol: AnyObject, Sendable {}
+
+    final class Parent: ParentProtocol {
+        let child: (any ChildProtocol)?
+        init(child: (any ChildProtocol)?) { self.child = child }
+    }
+
+    final class Child: ChildProtocol, @unchecked Sendable {  // `parent` is set once, by the callback
+        weak var parent: (any ParentProtocol)?
+    }
+
+    /// Initializer/property: the container of the document, with reused instances (Swinject's default
+    /// `.graph` is one resolve's; a singleton is the container's).
+    static func initializerProperty(reuse: Reuse) -> Container {
+        let container = Container()
+        container.register((any ParentProtocol).self, reuse: reuse) { (scope: Scope) in
+            Parent(child: try scope.require((any ChildProtocol).self)) as any ParentProtocol
+        }
+        container.register((any ChildProtocol).self, reuse: reuse) { Child() as any ChildProtocol }
+            .resolved { scope, child in
+                (child as? Child)?.parent = try scope.require((any ParentProtocol).self)
+            }
+        return container
+    }
+
+    @Test(arguments: [Reuse.singleton, Reuse.graph])
+    func parentFirst(reuse: Reuse) throws {
+        let container = Self.initializerProperty(reuse: reuse)
+        let parent = try container.require((any ParentProtocol).self) as? Parent
+        let child = try #require(parent?.child as? Child)
+        #expect(child.parent === parent, "the callback ran once the parent existed, and got that parent")
+    }
+
+    @Test func childFirst() throws {
+        let container = Self.initializerProperty(reuse: .singleton)
+        let child = try #require(try container.require((any ChildProtocol).self) as? Child)
+        let parent = try #require(child.parent as? Parent)
+        #expect(parent.child === child)
+    }
+
+    /// Property/property: both sides through properties, the child's set in its callback.
+    @Test func propertyProperty() throws {
+        final class PropertyParent: ParentProtocol, @unchecked Sendable {  // `child` is set once, by the factory
+            var child: (any ChildProtocol)?
+        }
+        let container = Container()
+        container.register((any ParentProtocol).self, reuse: .singleton) { (scope: Scope) -> any ParentProtocol in
+            let parent = PropertyParent()
+            parent.child = try scope.require((any ChildProtocol).self)
+            return parent
+        }
+        container.register((any ChildProtocol).self, reuse: .singleton) { Child() as any ChildProtocol }
+            .resolved { scope, child in (child as? Child)?.parent = try scope.require((any ParentProtocol).self) }
+        let parent = try #require(try container.require((any ParentProtocol).self) as? PropertyParent)
+        #expect((parent.child as? Child)?.parent === parent)
+    }
+
+    /// A deferred callback that fails again fails the outermost resolve, with its error; the instances stay made.
+    @Test func aDeferredCallbackThatFailsAgainFailsTheOutermostResolve() throws {
+        struct Boom: Error {}
+        let container = Container()
+        container.register((any ParentProtocol).self, reuse: .singleton) { (scope: Scope) in
+            Parent(child: try scope.require((any ChildProtocol).self)) as any ParentProtocol
+        }
+        let runs = Made()
+        container.register((any ChildProtocol).self, reuse: .singleton) { Child() as any ChildProtocol }
+            .resolved { scope, child in
+                runs.increment()
+                (child as? Child)?.parent = try scope.require((any ParentProtocol).self)
+                throw Boom()
+            }
+        let error = try #require(throws: ResolutionError.self) { try container.require((any ParentProtocol).self) }
+        #expect(error.code == .factoryFailed)
+        #expect(error.underlyingError is Boom)
+        #expect(runs.value == 2, "once during the parent's creation (a cycle), once after it")
+        let parent = try container.require((any ParentProtocol).self) as? Parent
+        #expect((parent?.child as? Child)?.parent === parent)
+    }
+
+    /// Initializer/initializer: not supported anywhere; a true cycle of factories stays an error, and its
+    /// message's fix is the callback above.
+    @Test func initializerInitializerIsACycle() throws {
+        final class Left: Sendable { init(_ right: Right) {} }
+        final class Right: Sendable { init(_ left: Left) {} }
+        let container = Container()
+        container.register(Left.self, reuse: .singleton) { (scope: Scope) in Left(try scope.require(Right.self)) }
+        container.register(Right.self, reuse: .singleton) { (scope: Scope) in Right(try scope.require(Left.self)) }
+        let error = try #require(throws: ResolutionError.self) { try container.require(Left.self) }
+        #expect(error.code == .dependencyCycle)
+        #expect(error.description.contains("resolved"))
+    }
+}

@@ -202,6 +202,10 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     ///
     /// Use it for property injection and to close a cycle of references: a reused instance is already
     /// cached when the callback runs, so resolving something that depends back on it gets this instance.
+    /// When the callback meets a cycle through an instance this thread is still making (a `Parent` whose
+    /// factory resolved this `Child`, whose callback wants the `Parent`), it runs again when the outermost
+    /// synchronous resolve ends, once that instance exists (Swinject's `initCompleted`); if it fails then, that
+    /// resolve throws its error, and the instances stay made.
     /// - Parameter callback: Receives the scope the instance was made in and the new instance; may throw.
     /// - Returns: This registration, for chaining.
     @discardableResult

@@ -34,6 +34,12 @@ final class ResolutionContext {
     /// How many creations on this thread keep the graph past their factory, for their `resolved` callback
     /// (see ``holdGraph()``); only this thread touches it.
     @exclusivity(unchecked) private var graphHolds = 0
+    /// `resolved` callbacks that met a cycle through an instance this thread was still making, to run when the
+    /// outermost resolve ends (see ``deferCallback(_:)``), in the order they were deferred.
+    @exclusivity(unchecked) private var deferredCallbacks: [() throws(ResolutionError) -> Void] = []
+    /// Whether ``runDeferredCallbacks(discardingErrors:)`` runs: the resolves of the callbacks it runs end at
+    /// depth 0 too, and leave the rest to it.
+    @exclusivity(unchecked) private var runsDeferredCallbacks = false
     /// Whether an observer's callback runs on this thread: what it resolves, creates or disposes is not
     /// observed in turn, so an observer that resolves cannot recurse; only this thread touches it.
     @exclusivity(unchecked) private(set) var isNotifying = false
@@ -240,6 +246,49 @@ final class ResolutionContext {
     func releaseGraph() {
         graphHolds -= 1
         if graphHolds == 0, depth == 0, state.pointee.has_graph != 0 { endGraph() }
+    }
+
+    // MARK: Callbacks deferred to the end of the outermost resolve
+
+    /// Defers a `resolved` callback that met a cycle through an instance this thread is still making (a
+    /// `Parent` whose factory resolved the `Child` whose callback wants the `Parent`): it runs again when the
+    /// outermost resolve ends, once that instance exists, as Swinject runs `initCompleted`. The object graph is
+    /// held until then, so that the callback shares the resolve's `.graph` instances.
+    func deferCallback(_ callback: @escaping () throws(ResolutionError) -> Void) {
+        holdGraph()
+        deferredCallbacks.append(callback)
+        // Read at the end of every outermost resolve: set, it sends it to `runDeferredCallbacks`. (`endGraph`
+        // keeps it set while the graph is held.)
+        state.pointee.has_graph = 1
+    }
+
+    /// Whether the resolve ending on this thread is the outermost one and has deferred callbacks to run: one
+    /// thread-local load and two comparisons on every end of a locked-path resolve.
+    @inline(__always)
+    static var hasDeferredCallbacks: Bool {
+        let state = stimpak_thread_get()
+        guard state.pointee.depth == 0, state.pointee.has_graph != 0 else { return false }
+        let context = current
+        return !context.deferredCallbacks.isEmpty && !context.runsDeferredCallbacks
+    }
+
+    /// Runs the deferred callbacks, and those they defer, in order, each with the graph it held. The first
+    /// error is thrown once all have run (the instances stay cached: the resolve that made them has finished);
+    /// with `discardingErrors`, when the outermost resolve failed anyway, none is.
+    func runDeferredCallbacks(discardingErrors: Bool) throws(ResolutionError) {
+        var firstError: ResolutionError?
+        runsDeferredCallbacks = true
+        defer { runsDeferredCallbacks = false }
+        while !deferredCallbacks.isEmpty {
+            let callback = deferredCallbacks.removeFirst()
+            do throws(ResolutionError) {
+                try callback()
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+            releaseGraph()
+        }
+        if let firstError, !discardingErrors { throw firstError }
     }
 
     /// Records that `registration`'s comparator runs on this thread; false when it already is (the

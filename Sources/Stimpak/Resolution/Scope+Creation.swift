@@ -125,6 +125,14 @@ extension Scope {
         }
     }
 
+    /// Whether a reused instance's `resolved` callback that failed with `error` runs again when the outermost
+    /// resolve ends (``ResolutionContext/deferCallback(_:)``) instead of failing the creation: it met a cycle, and
+    /// this thread is still making another instance (the path is not empty once the callback has left it), which
+    /// the cycle may go through: a `Parent` whose factory resolved the `Child` whose callback wants the `Parent`.
+    func defersCallback(after error: ResolutionError, context: ResolutionContext) -> Bool {
+        error.code == .dependencyCycle && context.depth > 0
+    }
+
     // MARK: A transient
 
     /// Hands out a new transient instance: runs its `resolved` callback (an instance whose callback throws is
@@ -209,6 +217,11 @@ extension Scope {
             registry.lock.unlock()
             do {
                 try runCallback(onResolved, of: resolver, owner, instance, context: context)
+            } catch where defersCallback(after: error, context: context) {
+                // The instance is cached below; its callback runs again when the outermost resolve ends.
+                context.deferCallback { () throws(ResolutionError) in
+                    try self.runCallback(onResolved, of: resolver, owner, instance, context: context)
+                }
             } catch {
                 // The record is this thread's to dispose only if it is still among the scope's: a disposal of the
                 // scope during the callback took it, and disposes the instance itself.
