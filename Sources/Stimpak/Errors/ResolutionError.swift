@@ -108,7 +108,8 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     public internal(set) var waitLimit: WaitLimit?
     /// For ``Code/waitTimedOut``: an `await` resolve waited for an `async` creation (a task's), not a thread.
     var isTaskWait = false
-    /// For ``Code/noMatchingScope`` and ``Code/captiveDependency``: the requested registration's reuse.
+    /// For ``Code/noMatchingScope`` and ``Code/captiveDependency``: the requested registration's reuse; for
+    /// ``Code/dependencyCycle``, the reuse of the registration the cycle met again, when it is known.
     public internal(set) var reuse: Reuse?
     /// For ``Code/captiveDependency``: the long-lived registration that would capture the service.
     public internal(set) var captor: ServiceKey?

@@ -36,9 +36,9 @@ final class ResolutionContext {
     @exclusivity(unchecked) private var graphHolds = 0
     /// `resolved` callbacks that met a cycle through an instance this thread was still making, to run when the
     /// outermost resolve ends (see ``deferCallback(_:)``), in the order they were deferred.
-    @exclusivity(unchecked) private var deferredCallbacks: [() throws(ResolutionError) -> Void] = []
-    /// Whether ``runDeferredCallbacks(discardingErrors:)`` runs: the resolves of the callbacks it runs end at
-    /// depth 0 too, and leave the rest to it.
+    @exclusivity(unchecked) private var deferredCallbacks: [(depth: Int, callback: () throws(ResolutionError) -> Void)] = []
+    /// Whether ``runDeferredCallbacks(deeperThan:failing:)`` runs: the resolves of the callbacks it runs end
+    /// too, and leave the rest to it.
     @exclusivity(unchecked) private var runsDeferredCallbacks = false
     /// Whether an observer's callback runs on this thread: what it resolves, creates or disposes is not
     /// observed in turn, so an observer that resolves cannot recurse; only this thread touches it.
@@ -216,7 +216,7 @@ final class ResolutionContext {
     /// Keeps a `.graph` instance (its box) for the rest of this outermost resolution.
     func keepGraphInstance(_ box: AnyObject, index: Int) {
         graph[index] = box
-        state.pointee.has_graph = 1
+        state.pointee.has_graph |= 1
     }
 
     /// Forgets a `.graph` instance whose `resolved` callback failed.
@@ -231,7 +231,7 @@ final class ResolutionContext {
         guard graphHolds == 0 else { return }
         let ended = graph
         graph = [:]
-        state.pointee.has_graph = 0
+        state.pointee.has_graph &= ~1
         withExtendedLifetime(ended) {}
     }
 
@@ -248,47 +248,52 @@ final class ResolutionContext {
         if graphHolds == 0, depth == 0, state.pointee.has_graph != 0 { endGraph() }
     }
 
-    // MARK: Callbacks deferred to the end of the outermost resolve
+    // MARK: Callbacks deferred until the instance they need exists
 
-    /// Defers a `resolved` callback that met a cycle through an instance this thread is still making (a
+    /// Defers a `resolved` callback that met a cycle through a reused instance this thread is still making (a
     /// `Parent` whose factory resolved the `Child` whose callback wants the `Parent`): it runs again when the
-    /// outermost resolve ends, once that instance exists, as Swinject runs `initCompleted`. The object graph is
-    /// held until then, so that the callback shares the resolve's `.graph` instances.
+    /// locked-path resolve that was making that instance ends (``endLockedResolve(failing:)``), as Swinject runs
+    /// `initCompleted` once the graph is made. The object graph is held until then, so that the callback
+    /// shares the resolve's `.graph` instances.
     func deferCallback(_ callback: @escaping () throws(ResolutionError) -> Void) {
         holdGraph()
-        deferredCallbacks.append(callback)
-        // Read at the end of every outermost resolve: set, it sends it to `runDeferredCallbacks`. (`endGraph`
-        // keeps it set while the graph is held.)
-        state.pointee.has_graph = 1
+        deferredCallbacks.append((depth, callback))
+        state.pointee.has_graph |= Self.deferredBit
     }
 
-    /// Whether the resolve ending on this thread is the outermost one and has deferred callbacks to run: one
-    /// thread-local load and two comparisons on every end of a locked-path resolve.
+    /// The bit of the thread state's `has_graph` word that says callbacks are deferred (bit 0: `.graph` instances).
+    @usableFromInline static let deferredBit: UInt = 2
+
+    /// Where a locked-path resolve ends, on success or failure (`failing`): runs the callbacks deferred inside it
+    /// (deeper on the path than it is), whose instance it has made, or, when it failed, drops them. Throws the
+    /// first one's error (the instances stay made). One thread-local load and a bit test when none is deferred.
     @inline(__always)
-    static var hasDeferredCallbacks: Bool {
+    static func endLockedResolve(failing: Bool) throws(ResolutionError) {
         let state = stimpak_thread_get()
-        guard state.pointee.depth == 0, state.pointee.has_graph != 0 else { return false }
-        let context = current
-        return !context.deferredCallbacks.isEmpty && !context.runsDeferredCallbacks
+        guard state.pointee.has_graph & deferredBit != 0 else { return }
+        try current.runDeferredCallbacks(deeperThan: Int(state.pointee.depth), failing: failing)
     }
 
-    /// Runs the deferred callbacks, and those they defer, in order, each with the graph it held. The first
-    /// error is thrown once all have run (the instances stay cached: the resolve that made them has finished);
-    /// with `discardingErrors`, when the outermost resolve failed anyway, none is.
-    func runDeferredCallbacks(discardingErrors: Bool) throws(ResolutionError) {
-        var firstError: ResolutionError?
+    /// Runs (or, `failing`, drops) the deferred callbacks deferred deeper than `depth`, in order, each with the
+    /// graph it held; throws the first error once all have run.
+    func runDeferredCallbacks(deeperThan depth: Int, failing: Bool) throws(ResolutionError) {
+        guard !runsDeferredCallbacks else { return }
         runsDeferredCallbacks = true
         defer { runsDeferredCallbacks = false }
-        while !deferredCallbacks.isEmpty {
-            let callback = deferredCallbacks.removeFirst()
-            do throws(ResolutionError) {
-                try callback()
-            } catch {
-                if firstError == nil { firstError = error }
+        var firstError: ResolutionError?
+        while let place = deferredCallbacks.firstIndex(where: { $0.depth > depth }) {
+            let callback = deferredCallbacks.remove(at: place).callback
+            if !failing {
+                do throws(ResolutionError) {
+                    try callback()
+                } catch {
+                    if firstError == nil { firstError = error }
+                }
             }
             releaseGraph()
         }
-        if let firstError, !discardingErrors { throw firstError }
+        if deferredCallbacks.isEmpty { state.pointee.has_graph &= ~Self.deferredBit }
+        if let firstError { throw firstError }
     }
 
     /// Records that `registration`'s comparator runs on this thread; false when it already is (the
@@ -306,9 +311,11 @@ final class ResolutionContext {
 
     @usableFromInline
     func pathError(_ code: ResolutionError.Code, _ registration: AnyObject) -> ResolutionError {
-        let key = (registration as? any Registration)?.serviceKey ?? ServiceKey(service: Any.self)
+        let registration = registration as? any Registration
         // A cycle or a path too deep: `registration` is met inside the path, which is never empty.
-        return .met(code, key, inside: pathKeys)
+        var error = ResolutionError.met(code, registration?.serviceKey ?? ServiceKey(service: Any.self), inside: pathKeys)
+        error.reuse = registration?.reuse
+        return error
     }
 
     // MARK: Waiting for another thread's creation
@@ -330,8 +337,10 @@ final class ResolutionContext {
         while let current = owner {
             if current === self {
                 Self.waitLock.unlock()
-                throw ResolutionError(
-                    .dependencyCycle, requested: requested, path: pathKeys + chain)
+                var error = ResolutionError(.dependencyCycle, requested: requested, path: pathKeys + chain)
+                // What the cycle waits for: a reused instance (see ``Scope/defersCallback(after:context:)``).
+                error.reuse = flight.resolver.reuse
+                throw error
             }
             // A finished flight's waiter is about to wake: it no longer blocks anyone.
             guard let next = current.waitingOn, !next.isFinished else { break }

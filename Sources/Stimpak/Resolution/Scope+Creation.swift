@@ -130,7 +130,9 @@ extension Scope {
     /// this thread is still making another instance (the path is not empty once the callback has left it), which
     /// the cycle may go through: a `Parent` whose factory resolved the `Child` whose callback wants the `Parent`.
     func defersCallback(after error: ResolutionError, context: ResolutionContext) -> Bool {
-        error.code == .dependencyCycle && context.depth > 0
+        guard error.code == .dependencyCycle, context.depth > 0, let reuse = error.reuse else { return false }
+        // A transient met again is a new instance: no later run would find the one being made.
+        return reuse.kind != .transient
     }
 
     // MARK: A transient
@@ -246,6 +248,8 @@ extension Scope {
         let waiters = owner.settle(place.slot, by: maker, storing: box, of: resolver, publishes: place.publishes)
         registry.lock.unlock()
         waiters.wake()
+        // Made: the callbacks deferred while it was being made can find it now.
+        try ResolutionContext.endLockedResolve(failing: false)
         return instance
     }
 
@@ -322,6 +326,8 @@ extension Scope {
         let waiters = end(creation, failing: failure)
         registry.lock.unlock()
         waiters.wake()
+        // Not made: the callbacks deferred while it was being made wait for nothing.
+        try? ResolutionContext.endLockedResolve(failing: true)
     }
 
     /// Ends the creation that `maker` ran in `slot` of this scope with its instance, `box`: cached, published

@@ -7,30 +7,21 @@ extension Scope {
     func lockAndResolve<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
-        try endingOutermost { () throws(ResolutionError) in
+        let value: Service
+        do throws(ResolutionError) {
             // Observed (an observer, or dependency recording): every resolve comes here; the word is read only here.
-            guard registry.observedWord.loadRelaxed() == 0 else {
-                return try resolveObserved(Service.self, arguments, key: key) { () throws(ResolutionError) in
+            if registry.observedWord.loadRelaxed() == 0 {
+                value = try lockAndResolveUnobserved(Service.self, arguments, key: key)
+            } else {
+                value = try resolveObserved(Service.self, arguments, key: key) { () throws(ResolutionError) in
                     try lockAndResolveUnobserved(Service.self, arguments, key: key)
                 }
             }
-            return try lockAndResolveUnobserved(Service.self, arguments, key: key)
-        }
-    }
-
-    /// Runs a locked-path resolve; when it is this thread's outermost, then runs the `resolved` callbacks it
-    /// deferred (see ``ResolutionContext/deferCallback(_:)``), whose first error it throws if the resolve
-    /// succeeded.
-    @inline(__always)
-    func endingOutermost<Service>(_ resolve: () throws(ResolutionError) -> Service) throws(ResolutionError) -> Service {
-        let value: Service
-        do throws(ResolutionError) {
-            value = try resolve()
         } catch {
-            if ResolutionContext.hasDeferredCallbacks { try? ResolutionContext.current.runDeferredCallbacks(discardingErrors: true) }
+            try? ResolutionContext.endLockedResolve(failing: true)
             throw error
         }
-        if ResolutionContext.hasDeferredCallbacks { try ResolutionContext.current.runDeferredCallbacks(discardingErrors: false) }
+        try ResolutionContext.endLockedResolve(failing: false)
         return value
     }
 
@@ -142,7 +133,7 @@ extension Scope {
             registry.lock.unlock()
             return try lockAndResolve(Service.self, arguments, key: resolver.serviceKey.key)
         }
-        return try endingOutermost { () throws(ResolutionError) in try resolveRegistered(resolver, arguments) }
+        return try resolveRegistered(resolver, arguments)
     }
 }
 

@@ -83,6 +83,8 @@ extension Scope {
                 throw error
             }
         }
+        // Made: the callbacks deferred while it was being made can find it now, in the graph.
+        try ResolutionContext.endLockedResolve(failing: false)
         // Resolved outermost: the graph ends with this call.
         if context.depth == 0 { context.endGraph() }
         return instance

@@ -62,12 +62,15 @@ extension Scope {
             owner.keep(box, isBox: resolver.cachesInBox, of: resolver, creation: registry.nextCreation(), for: index)
             if registry.tracksInstances { owner.track(box, of: resolver) }
             registry.lock.unlock()
+            // Made: the callbacks deferred while it was being made can find it now.
+            try ResolutionContext.endLockedResolve(failing: false)
             return instance
         }
         // Published only while the slot is the entry (an instance cache may have taken it as its first slot).
         let flight = owner.store(box, in: slot, of: resolver, publishes: owner.cache(for: index) === slot)
         registry.lock.unlock()
         flight?.finish()
+        try ResolutionContext.endLockedResolve(failing: false)
         return instance
     }
 
