@@ -16,17 +16,19 @@ extension Definitions {
             for (position, argument) in definition.arguments.enumerated() {
                 guard case .reference(let target) = argument else { continue }
                 if services[target] == nil && parameters[target] == nil {
-                    problems.append(ConfigurationError(
-                        .unknownReference, file: definition.file, path: "services.\(name).arguments[\(position)]",
-                        detail: "@\(target) names no parameter and no service"))
+                    problems.append(
+                        ConfigurationError(
+                            .unknownReference, file: definition.file, path: "services.\(name).arguments[\(position)]",
+                            detail: "@\(target) names no parameter and no service"))
                 }
             }
         }
         for loop in Self.loops(among: names, services) {
             let first = loop[0]
-            problems.append(ConfigurationError(
-                .referenceCycle, file: services[first]?.definition.file ?? "", path: "services.\(first)",
-                detail: "the services refer to each other in a loop: " + loop.joined(separator: " → ")))
+            problems.append(
+                ConfigurationError(
+                    .referenceCycle, file: services[first]?.definition.file ?? "", path: "services.\(first)",
+                    detail: "the services refer to each other in a loop: " + loop.joined(separator: " → ")))
         }
         return problems
     }
@@ -41,7 +43,7 @@ extension Definitions {
             var seen: Set<Int> = []
             return (services[name]?.definition.arguments ?? []).compactMap { argument in
                 guard case .reference(let target) = argument, let number = numbers[target],
-                      seen.insert(number).inserted
+                    seen.insert(number).inserted
                 else { return nil }
                 return number
             }

@@ -287,14 +287,15 @@ public final class Definitions: Sendable {
         _ name: String, as type: Service.Type = Service.self,
         _ wrap: @escaping @Sendable (Service, DefinitionContext) throws -> Service
     ) {
-        namespace.addExtension({ instance, context in
-            guard let typed = instance as? Service else {
-                throw ConfigurationError(
-                    .wrongType, file: "", path: "services.\(name)",
-                    detail: "an extension of \(name) expects \(Service.self), but the service is a \(Swift.type(of: instance))")
-            }
-            return try wrap(typed, context)
-        }, to: name)
+        namespace.addExtension(
+            { instance, context in
+                guard let typed = instance as? Service else {
+                    throw ConfigurationError(
+                        .wrongType, file: "", path: "services.\(name)",
+                        detail: "an extension of \(name) expects \(Service.self), but the service is a \(Swift.type(of: instance))")
+                }
+                return try wrap(typed, context)
+            }, to: name)
     }
 
     // MARK: Fetching by name

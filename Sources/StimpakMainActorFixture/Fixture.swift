@@ -34,9 +34,11 @@ public enum MainActorFixture {
         let container = Container()
         container.register(SettingsModel.self, reuse: .inScope, onMainActor: { SettingsModel() })
         container.register(CartStore.self, reuse: .singleton, onMainActor: { CartStore() })
-        container.register(CartModel.self, reuse: .inScope, onMainActor: { (scope: Scope) in
-            try scope.withCurrent { CartModel(store: try scope.require(CartStore.self)) }
-        })
+        container.register(
+            CartModel.self, reuse: .inScope,
+            onMainActor: { (scope: Scope) in
+                try scope.withCurrent { CartModel(store: try scope.require(CartStore.self)) }
+            })
         return container
     }
 

@@ -105,14 +105,14 @@ struct ExperimentalPricing: PricingPolicy {
 
 /// Made by the request's code, not registered: its properties resolve from the current scope, the request's.
 final class RequestController {
-    @Injected var request: Request          // the request's own value, put there with `provide`
+    @Injected var request: Request  // the request's own value, put there with `provide`
     @Injected var handler: OrderHandler
     @Injected var pricing: any PricingPolicy
-    @OptionalInjected var discounts: Discounts?   // not registered: nil
-    @LazyInjected var logger: Logger        // the request's logger, resolved when first used
+    @OptionalInjected var discounts: Discounts?  // not registered: nil
+    @LazyInjected var logger: Logger  // the request's logger, resolved when first used
 
     func respond() async throws -> String {
-        try await Task.sleep(nanoseconds: 100_000)   // the binding follows the code across awaits
+        try await Task.sleep(nanoseconds: 100_000)  // the binding follows the code across awaits
         logger.log("pricing: \(pricing.name), discounts: \(discounts == nil ? "none" : "some")")
         return handler.handle(request)
     }
@@ -159,7 +159,7 @@ let container = Container()
 
 // Each factory declares what it resolves (`dependsOn`), so that validation checks it and the graph draws it
 // without making anything.
-container.registerProvided(Request.self)   // each request scope provides its request
+container.registerProvided(Request.self)  // each request scope provides its request
 container.register(Configuration.self, reuse: .singleton) { Configuration() }
     .dependsOn()
 container.register(ConnectionPool.self, reuse: .singleton) { scope in
@@ -252,14 +252,17 @@ let outcomes = try await withThrowingTaskGroup(of: Outcome.self) { group in
 let pools = Set(outcomes.map(\.pool))
 let sessions = Set(outcomes.map(\.session))
 print("Shared:      \(pools.count) ConnectionPool for \(outcomes.count) requests (singleton)")
-print("Per request: \(sessions.count) DatabaseSessions, one per request scope (.inScope);"
-    + " reused within its request: \(outcomes.allSatisfy(\.sessionIsReusedWithinRequest))")
-print("Per user:    \(Set(outcomes.map(\.cart)).count) ShoppingCarts for \(userCount) user sessions, shared by their"
-    + " requests (.scopedTo(UserSession.self))")
+print(
+    "Per request: \(sessions.count) DatabaseSessions, one per request scope (.inScope);"
+        + " reused within its request: \(outcomes.allSatisfy(\.sessionIsReusedWithinRequest))")
+print(
+    "Per user:    \(Set(outcomes.map(\.cart)).count) ShoppingCarts for \(userCount) user sessions, shared by their"
+        + " requests (.scopedTo(UserSession.self))")
 let experimental = outcomes.filter { $0.pricing == "experimental" }
-print("A/B test:    \(experimental.count) requests priced \"experimental\" (the even users' session scopes register"
-    + " their own PricingPolicy), all from even users: \(experimental.allSatisfy { $0.user.isMultiple(of: 2) });"
-    + " \(outcomes.count - experimental.count) \"standard\"")
+print(
+    "A/B test:    \(experimental.count) requests priced \"experimental\" (the even users' session scopes register"
+        + " their own PricingPolicy), all from even users: \(experimental.allSatisfy { $0.user.isMultiple(of: 2) });"
+        + " \(outcomes.count - experimental.count) \"standard\"")
 print("Request \(events.tracedRequest), in order (its scope disposes in reverse order of creation):")
 for event in events.recorded { print("  - \(event)") }
 let openRequests = userSessions.reduce(0) { $0 + $1.openScopeCount }
@@ -267,6 +270,7 @@ print("After load:  \(openRequests) request scopes left open; what is still cach
 print(container.root.report().description.split(separator: "\n").prefix(4).map { "  \($0)" }.joined(separator: "\n"))
 let failures = container.dispose()
 let survivors = userSessions.flatMap(\.survivors)
-print("Summary: \(outcomes.count) requests served concurrently, \(pools.count) shared pool,"
-    + " \(sessions.count) sessions opened and closed, \(failures.count) disposal failures,"
-    + " \(survivors.count) instances alive after disposal.")
+print(
+    "Summary: \(outcomes.count) requests served concurrently, \(pools.count) shared pool,"
+        + " \(sessions.count) sessions opened and closed, \(failures.count) disposal failures,"
+        + " \(survivors.count) instances alive after disposal.")

@@ -109,7 +109,7 @@ final class Made: @unchecked Sendable {  // `count` is guarded by `lock`
     /// gone; `.prototype` is made on each resolve; `.objectGraph` once per object graph (the default scope).
     @Test func scopes() throws {
         let made = Made()
-        let container = Container(defaultReuse: .graph)   // DICE's default scope, .objectGraph
+        let container = Container(defaultReuse: .graph)  // DICE's default scope, .objectGraph
         container.register((any DummyServiceType).self, reuse: .weak) { () -> any DummyServiceType in
             made.increment()
             return DummyService()
@@ -134,7 +134,7 @@ final class Made: @unchecked Sendable {  // `count` is guarded by `lock`
             let right: Part
             init(left: Part, right: Part) { (self.left, self.right) = (left, right) }
         }
-        container.register(Part.self) { Part() }   // the default: .graph
+        container.register(Part.self) { Part() }  // the default: .graph
         container.register(Whole.self, reuse: .transient) { scope in
             Whole(left: try scope.require(), right: try scope.require())
         }
@@ -182,7 +182,7 @@ final class Made: @unchecked Sendable {  // `count` is guarded by `lock`
             final class ViewController {
                 @LazyInjected var dummyService: any DummyServiceType
             }
-            let controller = ViewController()   // no container yet
+            let controller = ViewController()  // no container yet
             let container = Container()
             container.register((any DummyServiceType).self, reuse: .eagerSingleton) { DummyService() }
             try Container.use(container)

@@ -207,7 +207,8 @@ import Testing
         #expect(definitions.parameterNames == ["direct1"])
         #expect(definitions.definition(of: "direct1") == nil)
         try definitions.load(
-            Data(#"""
+            Data(
+                #"""
                 { "services": {
                     "uses.direct": { "class": "DoseTests.Service2", "arguments": ["Second Service", "@direct1"] },
                     "misreads.direct": { "class": "DoseTests.Service1", "arguments": ["@direct1"] } } }
@@ -254,7 +255,8 @@ import Testing
         }
         let service1 = try kernel.get("dose.service1", as: Dose.Service1.self)
         #expect(service1.name == "Plopix (FromExampleServiceProvider) => Extended!!")
-        #expect(try kernel.get("dose.service2", as: Dose.Service2.self).name
+        #expect(
+            try kernel.get("dose.service2", as: Dose.Service2.self).name
                 == "Plop! Second Service Need the One FromExampleServiceProvider - \(service1.name) - Third Argument")
     }
 

@@ -45,7 +45,7 @@ final class PetOwner: Person {
     /// Object scopes. Rows: `.inObjectScope(.container)`, `.weak` / `.transient` / `.graph`, and the note on
     /// Swinject's default scope, `.graph`.
     @Test func objectScopes() throws {
-        let container = Container(defaultReuse: .graph)   // Swinject's default
+        let container = Container(defaultReuse: .graph)  // Swinject's default
         container.register(Cat.self, reuse: .singleton) { Cat(name: "container") }
         #expect(try container.require(Cat.self) === container.require(Cat.self))
 
@@ -55,7 +55,7 @@ final class PetOwner: Person {
             let second: Toy
             init(first: Toy, second: Toy) { (self.first, self.second) = (first, second) }
         }
-        container.register(Toy.self) { Toy() }   // the default: .graph
+        container.register(Toy.self) { Toy() }  // the default: .graph
         container.register(Box.self, reuse: .transient) { scope in Box(first: try scope.require(), second: try scope.require()) }
         let box = try container.require(Box.self)
         #expect(box.first === box.second, ".graph: one per resolution graph")

@@ -18,8 +18,9 @@ import Testing
         #expect(service2.service1.subname == "An argument")
         #expect(try definitions.get("dose.service1", as: Service1.self) === service2.service1, "shared")
         #expect(try definitions.get("debug_output", as: Bool.self) == true)
-        #expect(try definitions.container.require(ReadmeService2.self, key: "dose.service2") === service2,
-                "a registration of the container, by type and key")
+        #expect(
+            try definitions.container.require(ReadmeService2.self, key: "dose.service2") === service2,
+            "a registration of the container, by type and key")
     }
 
     /// Reads a parameter of its definitions when it is released.
@@ -83,10 +84,11 @@ import Testing
             text + " (" + (try context.parameter("lambdakey", as: String.self)) + ")"
         }
         #expect(try definitions.get("report", as: String.self) == "report by Plopix (Plopix)")
-        #expect(definitions.definition(of: "dose.service2")?.arguments == [
-            .value(.string("Second Service")), .value(.string("Need the One")), .reference("exampleParam"),
-            .reference("dose.service1"),
-        ])
+        #expect(
+            definitions.definition(of: "dose.service2")?.arguments == [
+                .value(.string("Second Service")), .value(.string("Need the One")), .reference("exampleParam"),
+                .reference("dose.service1"),
+            ])
         #expect(definitions.definition(of: "lambdakey") == nil, "a parameter has no service definition")
         #expect(definitions.parameterNames == ["debug_output", "exampleParam", "lambdakey"])
         #expect(definitions.serviceNames == ["dose.service1", "dose.service2", "dose.service3", "logger", "report"])
@@ -164,9 +166,10 @@ import Testing
         }
         #expect(Counter.made.count == 1)
 
-        let cyclic = Definitions(types: ServiceTypes()
-            .type("A") { arguments in try arguments.service(0, as: String.self) }
-            .type("B") { arguments in try arguments.service(0, as: String.self) })
+        let cyclic = Definitions(
+            types: ServiceTypes()
+                .type("A") { arguments in try arguments.service(0, as: String.self) }
+                .type("B") { arguments in try arguments.service(0, as: String.self) })
         try cyclic.load(Data(#"{ "services": { "a": { "class": "A", "arguments": ["@b"] }, "b": { "class": "B", "arguments": ["@a"] } } }"#.utf8), name: "cycle.json")
         let problems = cyclic.validate()
         #expect(problems.map(\.code) == [.referenceCycle])
@@ -191,11 +194,13 @@ import Testing
     @Test("a definition's .inScope instance lives in the scope and is disposed with it; a parameter read as a service is an error")
     func disposalAndKinds() throws {
         let definitions = Definitions(types: ServiceTypes().type("Closeable", Closeable.self), environment: [:])
-        try definitions.load(Data(#"""
-            { "parameters": { "label": "request" },
-              "services": { "connection": { "class": "Closeable", "arguments": ["@label"], "reuse": "inScope" },
-                            "misuse": { "class": "Closeable", "arguments": ["x"] } } }
-            """#.utf8), name: "scoped.json")
+        try definitions.load(
+            Data(
+                #"""
+                { "parameters": { "label": "request" },
+                  "services": { "connection": { "class": "Closeable", "arguments": ["@label"], "reuse": "inScope" },
+                                "misuse": { "class": "Closeable", "arguments": ["x"] } } }
+                """#.utf8), name: "scoped.json")
         let scope = definitions.container.openScope("request-1")
         let connection = try definitions.get("connection", as: Closeable.self, from: scope)
         #expect(try definitions.get("connection", as: Closeable.self, from: scope) === connection)
@@ -220,15 +225,17 @@ import Testing
         let logger = SimpleLogger(true)
         try definitions.setParameter("logger", logger)
         try definitions.setParameter("ratio", 2)
-        try definitions.load(Data(#"""
-            { "services": {
-                "value": { "class": "Value", "arguments": ["@logger"] },
-                "service": { "class": "Service", "arguments": ["@logger"] },
-                "raw": { "class": "Raw", "arguments": ["@logger"] },
-                "number": { "class": "Number", "arguments": ["@ratio"] },
-                "notService": { "class": "Service", "arguments": ["@ratio"] },
-                "nothing": { "class": "Service", "arguments": ["@nowhere"] } } }
-            """#.utf8), name: "objects.json")
+        try definitions.load(
+            Data(
+                #"""
+                { "services": {
+                    "value": { "class": "Value", "arguments": ["@logger"] },
+                    "service": { "class": "Service", "arguments": ["@logger"] },
+                    "raw": { "class": "Raw", "arguments": ["@logger"] },
+                    "number": { "class": "Number", "arguments": ["@ratio"] },
+                    "notService": { "class": "Service", "arguments": ["@ratio"] },
+                    "nothing": { "class": "Service", "arguments": ["@nowhere"] } } }
+                """#.utf8), name: "objects.json")
         #expect(try definitions.get("value", as: SimpleLogger.self) === logger)
         #expect(try definitions.get("service", as: (any LoggerProtocol).self) === logger)
         #expect(try definitions.get("number", as: Double.self) == 2, "an Int set in code is a file's integer")
@@ -289,9 +296,10 @@ import Testing
             let empty = try #require(failure(blank, name: "empty.plist"))
             #expect(empty.description.hasPrefix("Stimpak cannot use empty.plist: it is empty or holds only blanks."))
         }
-        let count = try #require(failure(
-            #"{ "services": { "m": { "class": "Pair", "arguments": [1, 2, 3] } } }"#,
-            types: ServiceTypes().type("Pair", argumentCounts: 2...2) { arguments in try arguments.int(0) + arguments.int(1) }))
+        let count = try #require(
+            failure(
+                #"{ "services": { "m": { "class": "Pair", "arguments": [1, 2, 3] } } }"#,
+                types: ServiceTypes().type("Pair", argumentCounts: 2...2) { arguments in try arguments.int(0) + arguments.int(1) }))
         #expect(count.code == .wrongArgumentCount)
         #expect(count.detail == "the type Pair takes 2 arguments, but the definition gives 3")
     }
@@ -299,14 +307,16 @@ import Testing
     @Test("bad definitions found when used: wrong types and counts, references to nothing, a parameter used as a service")
     func badDefinitions() throws {
         let definitions = Definitions(types: Self.mailerTypes, environment: [:])
-        try definitions.load(Data(#"""
-            { "parameters": { "port": "eighty", "host": "h" },
-              "services": {
-                "wrongType": { "class": "App.Mailer", "arguments": ["h", "@port", "x"] },
-                "tooFew": { "class": "App.Mailer", "arguments": ["h"] },
-                "dangling": { "class": "App.Mailer", "arguments": ["@nowhere", 1, "x"] },
-                "kinds": { "class": "App.Mailer", "arguments": ["@wrongType", 1, "x"] } } }
-            """#.utf8), name: "app.json")
+        try definitions.load(
+            Data(
+                #"""
+                { "parameters": { "port": "eighty", "host": "h" },
+                  "services": {
+                    "wrongType": { "class": "App.Mailer", "arguments": ["h", "@port", "x"] },
+                    "tooFew": { "class": "App.Mailer", "arguments": ["h"] },
+                    "dangling": { "class": "App.Mailer", "arguments": ["@nowhere", 1, "x"] },
+                    "kinds": { "class": "App.Mailer", "arguments": ["@wrongType", 1, "x"] } } }
+                """#.utf8), name: "app.json")
         let wrongType = try #require(throws: ConfigurationError.self) { try definitions.get("wrongType") }
         #expect(wrongType.code == .wrongType)
         #expect(wrongType.path == "services.wrongType.arguments[1]")

@@ -47,23 +47,26 @@ import Testing
     func separateLoopsAreEachReported() throws {
         let types = ServiceTypes().type("Link") { arguments in arguments.count }
         let definitions = Definitions(types: types, environment: [:])
-        try definitions.load(Data(#"""
-            { "parameters": { "p": 1 },
-              "services": {
-                "a": { "class": "Link", "arguments": ["@b", "@p"] },
-                "b": { "class": "Link", "arguments": ["@c", "@a", "@a"] },
-                "c": { "class": "Link", "arguments": ["@a"] },
-                "d": { "class": "Link", "arguments": ["@a", "@d"] },
-                "e": { "class": "Link", "arguments": ["@f"] },
-                "f": { "class": "Link", "arguments": ["@e"] } } }
-            """#.utf8), name: "loops.json")
+        try definitions.load(
+            Data(
+                #"""
+                { "parameters": { "p": 1 },
+                  "services": {
+                    "a": { "class": "Link", "arguments": ["@b", "@p"] },
+                    "b": { "class": "Link", "arguments": ["@c", "@a", "@a"] },
+                    "c": { "class": "Link", "arguments": ["@a"] },
+                    "d": { "class": "Link", "arguments": ["@a", "@d"] },
+                    "e": { "class": "Link", "arguments": ["@f"] },
+                    "f": { "class": "Link", "arguments": ["@e"] } } }
+                """#.utf8), name: "loops.json")
         let problems = definitions.validate()
         #expect(problems.map(\.code) == [.referenceCycle, .referenceCycle, .referenceCycle, .referenceCycle])
-        #expect(problems.map(\.detail) == [
-            "the services refer to each other in a loop: a → b → c → a",
-            "the services refer to each other in a loop: a → b → a",
-            "the services refer to each other in a loop: d → d",
-            "the services refer to each other in a loop: e → f → e",
-        ])
+        #expect(
+            problems.map(\.detail) == [
+                "the services refer to each other in a loop: a → b → c → a",
+                "the services refer to each other in a loop: a → b → a",
+                "the services refer to each other in a loop: d → d",
+                "the services refer to each other in a loop: e → f → e",
+            ])
     }
 }

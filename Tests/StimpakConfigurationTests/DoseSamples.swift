@@ -36,7 +36,7 @@ let doseReadmePlist = [
     "\t\t</dict>\n",
     "    </dict>\n",
     "\t</plist>\n",
-    "\t\t\n"
+    "\t\t\n",
 ].joined()
 
 /// Dose's DoseTests/services.plist.
@@ -89,5 +89,5 @@ let doseTestsPlist = [
     "\t\t</dict>\n",
     "\t</dict>\n",
     "</dict>\n",
-    "</plist>\n"
+    "</plist>\n",
 ].joined()

@@ -26,8 +26,10 @@ import Testing
         Array(#"{ "parameters": { "a": 1, "b": [true, "x", 2.5] }, "services": { "s": { "class": "DoseTests.Service1", "arguments": ["@a", "x", "@@y"] } } }"#.utf8),
     ]
 
-    static let tokens: [[UInt8]] = ["<dict>", "</dict>", "<array>", "</array>", "<key>", "</key>", "<string>@", "{", "}",
-                                    "[", "]", "\"", ":", ",", "@", "@@", "%env(", ")%", "\\u0000", "<true/>", "&#0;"].map { Array($0.utf8) }
+    static let tokens: [[UInt8]] = [
+        "<dict>", "</dict>", "<array>", "</array>", "<key>", "</key>", "<string>@", "{", "}",
+        "[", "]", "\"", ":", ",", "@", "@@", "%env(", ")%", "\\u0000", "<true/>", "&#0;",
+    ].map { Array($0.utf8) }
 
     func mutate(_ bytes: [UInt8], _ random: inout Generator) -> [UInt8] {
         var bytes = bytes

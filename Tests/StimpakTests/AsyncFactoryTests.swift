@@ -51,7 +51,7 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         let counter = AsyncCounter()
         container.register(AsyncService.self, reuse: .singleton) {
             let serial = await counter.increment()
-            try await Task.sleep(nanoseconds: 20_000_000)   // long enough that the others wait
+            try await Task.sleep(nanoseconds: 20_000_000)  // long enough that the others wait
             return AsyncService(serial: serial)
         }
         let serials = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -246,7 +246,7 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         let made = Counter()
         container.register(Foo.self, reuse: .graph) { () async throws -> Foo in
             made.increment()
-            try await Task.sleep(nanoseconds: 2_000_000)   // the other children arrive meanwhile
+            try await Task.sleep(nanoseconds: 2_000_000)  // the other children arrive meanwhile
             return Foo()
         }
         let shared = Counter()
@@ -410,4 +410,3 @@ extension Scope {
         try require(Service.self)
     }
 }
-

@@ -44,7 +44,11 @@ final class Counter: @unchecked Sendable {  // `value` is guarded by `lock`
     private var storage = 0
     func increment() { lock.withLock { storage += 1 } }
     /// Increments, and returns the new value.
-    func next() -> Int { lock.withLock { storage += 1; return storage } }
+    func next() -> Int {
+        lock.withLock {
+            storage += 1; return storage
+        }
+    }
     var value: Int { lock.withLock { storage } }
 }
 
@@ -533,7 +537,9 @@ final class ResultBox: @unchecked Sendable {  // `storage` is guarded by `lock`
         let made = (0..<count).map { _ in Counter() }
         let container = Container()
         for key in 0..<count {
-            container.register(Foo.self, reuse: .inScope, key: key) { made[key].increment(); return Foo() }
+            container.register(Foo.self, reuse: .inScope, key: key) {
+                made[key].increment(); return Foo()
+            }
         }
         let scope = container.openScope("request")
         let seen = (0..<ConcurrencyTests.threads).map { _ in ResultBox(count: count) }

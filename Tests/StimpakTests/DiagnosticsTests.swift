@@ -20,22 +20,22 @@ import Stimpak
     @Test("validate() reports a container's ten different problems all at once, each with its path and fix")
     func tenProblems() throws {
         let container = Container()
-        container.autowire(Repository.self, Repository.init)                                  // 1. Api missing
+        container.autowire(Repository.self, Repository.init)  // 1. Api missing
         container.register(Logger.self, key: "http") { Logger() }
         container.register(Feed.self) { Feed() }.dependsOn(ServiceKey(service: Logger.self, key: "audit"))  // 2. key
         container.register(Person.self) { (first: String, last: String) in Person(first, last) }
         container.register(Remote.self) { Remote() }.dependsOn(ServiceKey(service: Person.self, arguments: Int.self))  // 3. arguments
-        container.autowire(Left.self, Left.init)                                              // 4. cycle
+        container.autowire(Left.self, Left.init)  // 4. cycle
         container.autowire(Right.self, Right.init)
         container.register(Session.self, reuse: .inScope) { Session() }
-        container.autowire(Cache.self, reuse: .singleton, Cache.init)                         // 5. captive
-        container.register(Connection.self) { Connection() }                                  // 6. disposable transient
+        container.autowire(Cache.self, reuse: .singleton, Cache.init)  // 5. captive
+        container.register(Connection.self) { Connection() }  // 6. disposable transient
         container.register(Foo.self, reuse: .singleton) { () async in Foo() }
-        container.register(Clock.self) { Clock() }.dependsOn(Foo.self)                          // 7. async from sync
-        container.register(Settings.self, reuse: .weak) { Settings() }                        // 8. weak value type
-        container.register(Int.self, { (seed: Int) in seed }, reuse: .eagerSingleton)         // 9. eager with arguments
+        container.register(Clock.self) { Clock() }.dependsOn(Foo.self)  // 7. async from sync
+        container.register(Settings.self, reuse: .weak) { Settings() }  // 8. weak value type
+        container.register(Int.self, { (seed: Int) in seed }, reuse: .eagerSingleton)  // 9. eager with arguments
         container.openScope("request").provide(RequestInfo(id: 1))
-        container.autowire(Audit.self, reuse: .singleton, Audit.init)                         // 10. provided out of sight
+        container.autowire(Audit.self, reuse: .singleton, Audit.init)  // 10. provided out of sight
         let report = container.validate()
         let codes = report.problems.map(\.code)
         #expect(report.problems.count == 10, "\(report)")
@@ -69,7 +69,7 @@ import Stimpak
     @Test("a valid container validates clean; optional, lazy and collection dependencies may be missing")
     func valid() throws {
         let container = Container()
-        container.autowire(Api.self, Api.init)   // Logger? may be missing
+        container.autowire(Api.self, Api.init)  // Logger? may be missing
         container.autowire(Repository.self, reuse: .singleton, Repository.init)
         container.register(Foo.self) { (scope: Scope) in
             _ = try scope.require(Lazy<Logger>.self)
@@ -85,9 +85,11 @@ import Stimpak
     func byResolving() async throws {
         let log = EventLog()
         let container = Container()
-        container.register(Feed.self, reuse: .singleton) { log.append("made"); return Feed() }
+        container.register(Feed.self, reuse: .singleton) {
+            log.append("made"); return Feed()
+        }
         container.register(Remote.self) { (scope: Scope) in
-            _ = try scope.require(Logger.self)   // not declared: only resolving finds it
+            _ = try scope.require(Logger.self)  // not declared: only resolving finds it
             return Remote()
         }
         container.register(Audit.self, reuse: .inScope) { (scope: Scope) in Audit(try scope.require(RequestInfo.self)) }
@@ -105,9 +107,11 @@ import Stimpak
     func byResolvingBindsTheCopy() async {
         let log = EventLog()
         let container = Container()
-        container.register(Feed.self, reuse: .singleton) { log.append("made"); return Feed() }
+        container.register(Feed.self, reuse: .singleton) {
+            log.append("made"); return Feed()
+        }
         container.register(Remote.self) { () throws -> Remote in
-            _ = try inject(Feed.self)   // from the current scope, which no code here binds
+            _ = try inject(Feed.self)  // from the current scope, which no code here binds
             return Remote()
         }
         let report = await container.validateByResolving()
@@ -143,25 +147,27 @@ import Stimpak
         container.autowire(Api.self, Api.init)
         container.autowire(Repository.self, reuse: .inScope, Repository.init)
         let graph = container.dependencyGraph()
-        #expect(graph.dot == """
-            digraph Stimpak {
-              rankdir=LR;
-              node [fontname="Helvetica"];
-              n1 [label="Logger\\n.singleton", shape=ellipse];
-              n2 [label="Api\\n.transient", shape=box];
-              n3 [label="Repository\\n.inScope", shape=ellipse];
-              n2 -> n1;
-              n3 -> n2;
-            }
-            """)
-        #expect(graph.mermaid == """
-            flowchart LR
-              n1["Logger .singleton"]
-              n2["Api .transient"]
-              n3["Repository .inScope"]
-              n2 --> n1
-              n3 --> n2
-            """)
+        #expect(
+            graph.dot == """
+                digraph Stimpak {
+                  rankdir=LR;
+                  node [fontname="Helvetica"];
+                  n1 [label="Logger\\n.singleton", shape=ellipse];
+                  n2 [label="Api\\n.transient", shape=box];
+                  n3 [label="Repository\\n.inScope", shape=ellipse];
+                  n2 -> n1;
+                  n3 -> n2;
+                }
+                """)
+        #expect(
+            graph.mermaid == """
+                flowchart LR
+                  n1["Logger .singleton"]
+                  n2["Api .transient"]
+                  n3["Repository .inScope"]
+                  n2 --> n1
+                  n3 --> n2
+                """)
     }
 
     @Test("a value declared provided by scopes satisfies scoped services, not singletons, and is drawn as provided")
@@ -216,15 +222,16 @@ import Stimpak
         let requestReport = try #require(sessionReport.children.first)
         #expect(requestReport.instances.map(\.service) == [ServiceKey(service: Session.self)])
         #expect(requestReport.provided == [ServiceKey(service: RequestInfo.self)])
-        #expect(report.description == """
-            root: 1 cached, 1 open below
-              - #1 Logger .singleton
-              scope "session": 1 cached, 1 open below
-                - #3 Feed .scopedTo("session")
-                scope "request": 1 cached, 0 open below
-                  - #2 Session .inScope
-                  - provided RequestInfo
-            """)
+        #expect(
+            report.description == """
+                root: 1 cached, 1 open below
+                  - #1 Logger .singleton
+                  scope "session": 1 cached, 1 open below
+                    - #3 Feed .scopedTo("session")
+                    scope "request": 1 cached, 0 open below
+                      - #2 Session .inScope
+                      - provided RequestInfo
+                """)
         #expect(container.openScopeCount == 1)
         #expect(session.openScopes.map(\.key) == ["request"])
     }
@@ -366,7 +373,7 @@ import Stimpak
         let recorder = Recorder()
         container.register(Session.self, reuse: .inScope) { Session() }.onDispose { _ in throw Boom() }
         container.register(Logger.self) { Logger() }
-        _ = try container.openScope("warm").require(Logger.self)   // a published table, before observing
+        _ = try container.openScope("warm").require(Logger.self)  // a published table, before observing
         container.observer = recorder
         let request = container.openScope("request")
         _ = try request.require(Session.self)
@@ -374,10 +381,11 @@ import Stimpak
         _ = try request.require(Logger.self)
         _ = request.resolve(Feed.self)
         request.dispose()
-        #expect(recorder.log.events == [
-            "created Session", "resolved Session", "resolved Session", "created Logger", "resolved Logger",
-            "resolved Feed failed", "disposed Session threw",
-        ])
+        #expect(
+            recorder.log.events == [
+                "created Session", "resolved Session", "resolved Session", "created Logger", "resolved Logger",
+                "resolved Feed failed", "disposed Session threw",
+            ])
         container.observer = nil
         _ = try container.openScope("after").require(Logger.self)
         #expect(recorder.log.events.count == 7, "nothing once removed")
@@ -390,8 +398,9 @@ import Stimpak
         let labelled = try #require(throws: ResolutionError.self) {
             try container.require(Person.self, (first: "Bill", last: "Gates"))
         }
-        #expect(labelled.description.contains(
-            "The arguments (first: String, last: String) have labels, which make them another type than (String, String)"))
+        #expect(
+            labelled.description.contains(
+                "The arguments (first: String, last: String) have labels, which make them another type than (String, String)"))
         container.register(Foo.self, { (depth: Int) in Foo() })
         for depth in 0..<200 {
             container.register(Clock.self, key: depth) { (scope: Scope) in

@@ -12,12 +12,13 @@ final class B: @unchecked Sendable { init(_ a: A?) {} }
         let error = #expect(throws: ResolutionError.self) { try container.require(Person.self, 42, "B") }
         #expect(error?.code == .notRegistered)
         #expect(error?.requested == ServiceKey(service: Person.self, arguments: Int.self, key: "B"))
-        #expect(error?.description == """
-            Stimpak has no registration for Person(Int)[key: "B"] (service Person, arguments Int, key "B"). \
-            Registered for Person: Person(String, String), Person[key: "A"]. \
-            Fix: register it, e.g. container.register(Person.self) { ... }, or resolve with the key and argument \
-            types of an existing registration. (require at StimpakTests/ErrorMessageTests.swift:\(error?.line ?? 0))
-            """)
+        #expect(
+            error?.description == """
+                Stimpak has no registration for Person(Int)[key: "B"] (service Person, arguments Int, key "B"). \
+                Registered for Person: Person(String, String), Person[key: "A"]. \
+                Fix: register it, e.g. container.register(Person.self) { ... }, or resolve with the key and argument \
+                types of an existing registration. (require at StimpakTests/ErrorMessageTests.swift:\(error?.line ?? 0))
+                """)
         #expect(error?.line == 12)
     }
 
@@ -25,8 +26,9 @@ final class B: @unchecked Sendable { init(_ a: A?) {} }
         let container = Container()
         let error = #expect(throws: ResolutionError.self) { try container.require(Foo.self) }
         #expect(error?.registeredAlternatives.isEmpty == true)
-        #expect(error?.description.hasPrefix(
-            "Stimpak has no registration for Foo (service Foo, arguments (), no key). Nothing is registered for Foo under any key or arguments.") == true)
+        #expect(
+            error?.description.hasPrefix(
+                "Stimpak has no registration for Foo (service Foo, arguments (), no key). Nothing is registered for Foo under any key or arguments.") == true)
     }
 
     @Test func missingDependencyShowsThePath() {
@@ -91,8 +93,9 @@ final class B: @unchecked Sendable { init(_ a: A?) {} }
         let error = #expect(throws: ResolutionError.self) { try scope.require(Foo.self) }
         #expect(error?.code == .scopeDisposed)
         #expect(error?.scopeKey == AnyHashable("request-17"))
-        #expect(error?.description.hasPrefix(
-            #"Stimpak cannot resolve Foo: the scope "request-17" has been disposed. Fix: resolve from a scope that is still open, or open a new one with openScope(_:) on its parent."#) == true)
+        #expect(
+            error?.description.hasPrefix(
+                #"Stimpak cannot resolve Foo: the scope "request-17" has been disposed. Fix: resolve from a scope that is still open, or open a new one with openScope(_:) on its parent."#) == true)
         container.dispose()
         let rootError = #expect(throws: ResolutionError.self) { try container.require(Foo.self) }
         #expect(rootError?.description.hasPrefix("Stimpak cannot resolve Foo: the container has been disposed, and with it every scope and singleton.") == true)
@@ -107,8 +110,9 @@ final class B: @unchecked Sendable { init(_ a: A?) {} }
         #expect(error?.requested.service == B.self)
         #expect(error?.underlyingError is Boom)
         #expect(error?.pathDescription == "A → B")
-        #expect(error?.description.hasPrefix(
-            "The factory of B threw: boom. Resolution path: A → B. Fix: make the factory succeed for this input") == true)
+        #expect(
+            error?.description.hasPrefix(
+                "The factory of B threw: boom. Resolution path: A → B. Fix: make the factory succeed for this input") == true)
     }
 
     @Test func resolvedCallbackFailureEvictsTheInstance() {

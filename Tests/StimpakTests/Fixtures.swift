@@ -89,17 +89,21 @@ func hammer(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
         var thread = pthread_t()
         let context = Unmanaged.passRetained(box).toOpaque()
         #if canImport(Glibc)
-        let err = pthread_create(&thread, nil, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            box.run()
-            return nil
-        }, context)
+        let err = pthread_create(
+            &thread, nil,
+            { raw in
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                box.run()
+                return nil
+            }, context)
         #else
-        let err = pthread_create(&thread, nil, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-            box.run()
-            return nil
-        }, context)
+        let err = pthread_create(
+            &thread, nil,
+            { raw in
+                let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+                box.run()
+                return nil
+            }, context)
         #endif
         precondition(err == 0)
         handles.append(thread)
@@ -118,15 +122,19 @@ func detach(_ body: @escaping @Sendable () -> Void) {
     var thread = pthread_t()
     let context = Unmanaged.passRetained(Box(body)).toOpaque()
     #if canImport(Glibc)
-    let err = pthread_create(&thread, nil, { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().run()
-        return nil
-    }, context)
+    let err = pthread_create(
+        &thread, nil,
+        { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, context)
     #else
-    let err = pthread_create(&thread, nil, { raw in
-        Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().run()
-        return nil
-    }, context)
+    let err = pthread_create(
+        &thread, nil,
+        { raw in
+            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().run()
+            return nil
+        }, context)
     #endif
     precondition(err == 0)
     pthread_detach(thread)

@@ -11,7 +11,9 @@ struct KeyTests {
     func typedAndErasedAgree(reuse: Reuse) throws {
         let container = Container()
         let counter = Counter()
-        container.register(Foo.self, reuse: reuse, key: "x") { counter.increment(); return Foo() }
+        container.register(Foo.self, reuse: reuse, key: "x") {
+            counter.increment(); return Foo()
+        }
         container.register(Foo.self, reuse: reuse, key: 7) { Foo() }
         container.register(Foo.self, reuse: reuse, key: Flavor.chocolate) { Foo() }
         container.register(Foo.self, reuse: reuse) { Foo() }
@@ -72,8 +74,9 @@ struct KeyTests {
         keys.insert(ServiceKey(service: Foo.self))
         #expect(keys.count == 601)
         for index in 0..<200 {
-            #expect(keys.contains(ServiceKey(service: Foo.self, key: Int8(truncatingIfNeeded: index)))
-                == (index < 128), "key \(index) as an Int8")
+            #expect(
+                keys.contains(ServiceKey(service: Foo.self, key: Int8(truncatingIfNeeded: index)))
+                    == (index < 128), "key \(index) as an Int8")
             #expect(keys.contains(ServiceKey(service: Person.self, key: AnyHashable(index))))
             #expect(!keys.contains(ServiceKey(service: Person.self, arguments: Int.self, key: index)))
         }
@@ -139,7 +142,7 @@ struct KeyTests {
         #expect(try container.require(Foo.self, key: Int8(3)) === container.require(Foo.self, key: 3))
         #expect(try container.require(Foo.self, key: UInt64(3)) === container.require(Foo.self, key: 3))
         // Held as AnyHashable: compared as the stored key's type when it is the same, by AnyHashable otherwise.
-        for _ in 0..<2 {   // the second time on the lock-free path
+        for _ in 0..<2 {  // the second time on the lock-free path
             #expect(try container.require(Foo.self, key: AnyHashable(Int8(3))) === container.require(Foo.self, key: 3))
             #expect(try container.require(Foo.self, key: AnyHashable(3)) === container.require(Foo.self, key: 3))
             #expect(container.resolve(Foo.self, key: AnyHashable(4)) == nil)
@@ -176,7 +179,9 @@ struct KeyTests {
         let container = Container()
         let counter = Counter()
         for key in 0..<64 {
-            container.register(Foo.self, reuse: .singleton, key: "k\(key)") { counter.increment(); return Foo() }
+            container.register(Foo.self, reuse: .singleton, key: "k\(key)") {
+                counter.increment(); return Foo()
+            }
         }
         let ids = await withTaskGroup(of: [ObjectIdentifier].self) { group in
             for _ in 0..<8 {
@@ -198,14 +203,14 @@ struct KeyTests {
     @Test("String, Int, UInt8 and other keys, typed or held as AnyHashable, are served lock-free once made")
     func keyedHitsAreLockFree() throws {
         let container = Container()
-        let long = "com.example.payments.http-client"   // longer than a small string
+        let long = "com.example.payments.http-client"  // longer than a small string
         container.register(Foo.self, reuse: .singleton, key: "x") { Foo() }
         container.register(Foo.self, reuse: .singleton, key: long) { Foo() }
         container.register(Foo.self, reuse: .singleton, key: 42) { Foo() }
         container.register(Foo.self, reuse: .singleton, key: Route(path: "/users")) { Foo() }
         container.register(Foo.self, reuse: .singleton, key: Flavor.chocolate) { Foo() }
         container.register(Foo.self, reuse: .singleton, key: 1.5) { Foo() }
-        container.register(Foo.self, reuse: .singleton, key: UInt8(7)) { Foo() }   // AnyHashable hashes it as a UInt64
+        container.register(Foo.self, reuse: .singleton, key: UInt8(7)) { Foo() }  // AnyHashable hashes it as a UInt64
         let keys: [AnyHashable] = ["x", long, 42, Route(path: "/users"), Flavor.chocolate, 1.5, UInt8(7)]
         let made = try keys.map { try container.require(Foo.self, key: $0) }
         // `compareArgsByValue` hashes the arguments under the container's lock: a key whose hash blocks holds it.
@@ -223,7 +228,7 @@ struct KeyTests {
         // Resolved on another thread, so that a resolve that takes the lock fails the test after a deadline
         // instead of hanging it.
         let served = Shared<[Bool]?>(nil)
-        let erasedKeys = UncheckedBox(keys)   // immutable keys; AnyHashable is not Sendable
+        let erasedKeys = UncheckedBox(keys)  // immutable keys; AnyHashable is not Sendable
         detach {
             let keys = erasedKeys.value
             var results = zip(keys, made).map { key, instance in container.resolve(Foo.self, key: key) === instance }
@@ -246,8 +251,8 @@ struct KeyTests {
     @Test("equal strings with different bytes are one key (the lock-free hash differs, the locked path decides)")
     func canonicallyEquivalentStrings() throws {
         let container = Container()
-        let composed = "caf\u{E9}"          // é as one scalar
-        let decomposed = "cafe\u{301}"      // e and a combining accent
+        let composed = "caf\u{E9}"  // é as one scalar
+        let decomposed = "cafe\u{301}"  // e and a combining accent
         #expect(composed == decomposed)
         container.register(Foo.self, reuse: .singleton, key: composed) { Foo() }
         let instance = try container.require(Foo.self, key: composed)

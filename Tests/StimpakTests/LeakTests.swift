@@ -132,7 +132,9 @@ import Darwin
         func round() {
             let container = Container()
             let token = live.make()
-            container.register(Service.self, reuse: .singleton) { _ = token; return Service(Captured()) }
+            container.register(Service.self, reuse: .singleton) {
+                _ = token; return Service(Captured())
+            }
             for index in 0..<20 {
                 container.register(Service.self, { () -> Service in Service(Captured()) }, key: index)
             }
@@ -207,7 +209,8 @@ import Darwin
         #expect(live.count == 0, "\(live.count) sessions outlived their scopes")
         let measured = samples.value
         if measured.count == 2, let before = measured[0], let after = measured[1], !Self.isUnderThreadSanitizer,
-           !Self.isDebugBuild {
+            !Self.isDebugBuild
+        {
             // Each cycle's scope, table and session are about 300 bytes: leaking one cycle in a hundred grows 27 MB
             // over 9 million; the queue of releases waiting for readers stays under a few MB.
             #expect(after - before < 24 << 20, "resident memory grew by \(after - before) bytes over \(cycles) cycles")

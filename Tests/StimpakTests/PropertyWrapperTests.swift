@@ -166,7 +166,7 @@ final class Child: @unchecked Sendable {
         request.register(Counted.self, reuse: .transient) { Counted(log) }
         let owner = request.withCurrent { LazyOwner() }
         #expect(log.events.isEmpty, "nothing made with the owner")
-        let first = owner.counted   // no scope is bound here: the remembered one is used
+        let first = owner.counted  // no scope is bound here: the remembered one is used
         #expect(owner.counted === first)
         #expect(log.count(of: "made") == 1)
     }

@@ -168,8 +168,6 @@ import Darwin
     }
 }
 
-
-
 /// A parent's disposal orders after a child's disposal that another thread is running: the pool is never
 /// disposed while a request's session that uses it still is.
 @Suite struct DisposalOrderTests {

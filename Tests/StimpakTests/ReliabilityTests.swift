@@ -64,14 +64,15 @@ import Darwin
         let unregistered = Signal()
         let captured = Canary()
         let blocks = Shared(false)
-        let registration = Weak(container.register(Canary.self) { () -> Canary in
-            guard blocks.value else { return Canary() }
-            factoryRuns.fire()
-            unregistered.wait()
-            // The closure's context (and `captured`) belong to the registration: still alive here.
-            #expect(captured.word == Canary.alive)
-            return Canary()
-        })
+        let registration = Weak(
+            container.register(Canary.self) { () -> Canary in
+                guard blocks.value else { return Canary() }
+                factoryRuns.fire()
+                unregistered.wait()
+                // The closure's context (and `captured`) belong to the registration: still alive here.
+                #expect(captured.word == Canary.alive)
+                return Canary()
+            })
         let capturedWeakly = Weak(captured)
         // The first resolve publishes the lookup table, so that the next one takes the lock-free route, on
         // which nothing but the thread's resolution path holds the registration.
@@ -97,10 +98,11 @@ import Darwin
     @Test func factoryThatUnregistersItsOwnRegistrationFinishes() {
         let container = Container()
         let unregisters = Shared(false)
-        let registration = Weak(container.register(Canary.self) { () -> Canary in
-            if unregisters.value { container.unregister(Canary.self) }
-            return Canary()
-        })
+        let registration = Weak(
+            container.register(Canary.self) { () -> Canary in
+                if unregisters.value { container.unregister(Canary.self) }
+                return Canary()
+            })
         #expect(container.resolve(Canary.self) != nil)
         unregisters.value = true
         #expect(container.resolve(Canary.self) != nil)
@@ -226,11 +228,23 @@ import Darwin
         func register(_ container: Container, counting made: Counter) {
             switch self {
             case .classType:
-                container.register(Foo.self, { () -> Foo in made.increment(); return Foo() }, reuse: .weak)
+                container.register(
+                    Foo.self,
+                    { () -> Foo in
+                        made.increment(); return Foo()
+                    }, reuse: .weak)
             case .protocolType:
-                container.register((any Speaker).self, { () -> any Speaker in made.increment(); return Loud() }, reuse: .weak)
+                container.register(
+                    (any Speaker).self,
+                    { () -> any Speaker in
+                        made.increment(); return Loud()
+                    }, reuse: .weak)
             case .typedKey, .anyHashableKey:
-                container.register(Foo.self, { () -> Foo in made.increment(); return Foo() }, reuse: .weak, key: "k")
+                container.register(
+                    Foo.self,
+                    { () -> Foo in
+                        made.increment(); return Foo()
+                    }, reuse: .weak, key: "k")
             }
         }
 
@@ -280,9 +294,11 @@ import Darwin
         let container = Container()
         let depth = ResolutionError.maximumDepth - 1
         for level in 0..<depth {
-            container.register(Node.self, { (scope: Scope) -> Node in
-                Node(level + 1 < depth ? try scope.require(Node.self, key: level + 1) : nil)
-            }, key: level)
+            container.register(
+                Node.self,
+                { (scope: Scope) -> Node in
+                    Node(level + 1 < depth ? try scope.require(Node.self, key: level + 1) : nil)
+                }, key: level)
         }
         let outcome = Shared<Result<Node, ResolutionError>?>(nil)
         run(stackSize: stackSize) {
@@ -327,15 +343,19 @@ import Darwin
         var thread = pthread_t()
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         #if canImport(Glibc)
-        let err = pthread_create(&thread, &attributes, { raw in
-            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, context)
+        let err = pthread_create(
+            &thread, &attributes,
+            { raw in
+                Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().run()
+                return nil
+            }, context)
         #else
-        let err = pthread_create(&thread, &attributes, { raw in
-            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().run()
-            return nil
-        }, context)
+        let err = pthread_create(
+            &thread, &attributes,
+            { raw in
+                Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().run()
+                return nil
+            }, context)
         #endif
         #expect(err == 0)
         pthread_join(thread, nil)
@@ -373,7 +393,7 @@ func returnsPromptly(within seconds: Double = 10, _ body: @escaping @Sendable ()
     /// Every kind of value a container stores under its lock and then replaces or removes.
     enum Replaced: CaseIterable, Sendable {
         case rootValue, childValue, childValueByRegistration, childRegistrationByValue, rootRegistration,
-             unregistered, childUnregistered, observer, observerRemoved
+            unregistered, childUnregistered, observer, observerRemoved
     }
 
     /// A registration of `ResolvesOnDeinit` whose factory alone holds `held`.
@@ -421,8 +441,9 @@ func returnsPromptly(within seconds: Double = 10, _ body: @escaping @Sendable ()
         }
     }
 
-    @Test("a deinit that resolves from the container, of anything it replaces or removes, runs with no lock held",
-          arguments: Replaced.allCases)
+    @Test(
+        "a deinit that resolves from the container, of anything it replaces or removes, runs with no lock held",
+        arguments: Replaced.allCases)
     func deinitOfReplacedValueResolves(_ kind: Replaced) {
         let container = Container()
         container.register(Foo.self) { Foo() }

@@ -176,7 +176,9 @@ import Stimpak
             let test = container.openScope("test")
             let foo = Foo()
             captured = foo
-            test.register(Tracked.self, reuse: .singleton) { _ = foo; return Tracked("override", log: log) }
+            test.register(Tracked.self, reuse: .singleton) {
+                _ = foo; return Tracked("override", log: log)
+            }
             instance = try test.require(Tracked.self)
             #expect(try test.openScope("child").require(Tracked.self) === instance)
             test.dispose()
@@ -251,7 +253,7 @@ import Stimpak
         byKey.compareArgsByValue()
         let service = try below.require(Service.self)
         let foo = try below.require(Foo.self)
-        _ = try below.require(Service.self)   // the second resolve publishes it in `below`
+        _ = try below.require(Service.self)  // the second resolve publishes it in `below`
         _ = try below.require(Foo.self)
         gate.lock()
         let holder = Shared(false)

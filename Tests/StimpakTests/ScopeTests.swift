@@ -19,17 +19,17 @@ import Stimpak
         let request = container.openScope(3)
         #expect(container.openScopeCount == 1)
         #expect(container.openScope(AnyHashable(3)) === request)
-        #expect(container.openScope(Int8(3)) === request)          // equal as AnyHashable
+        #expect(container.openScope(Int8(3)) === request)  // equal as AnyHashable
         #expect(container.openScope(AnyHashable(UInt64(3))) === request)
         #expect(container[AnyHashable(3)] === request && container[Int8(3)] === request)
         #expect(request.key == AnyHashable(3))
-        #expect(container.openScope(3.0) === request)               // AnyHashable equates 3.0 and 3 too
-        #expect(container.openScope("3") !== request)               // a String is another key
+        #expect(container.openScope(3.0) === request)  // AnyHashable equates 3.0 and 3 too
+        #expect(container.openScope("3") !== request)  // a String is another key
         let negative = container.openScope(-1)
         #expect(container.openScope(Int8(-1)) === negative && container.openScope(AnyHashable(Int64(-1))) === negative)
         let named = container.openScope("checkout")
         #expect(container.openScope(AnyHashable("checkout")) === named && named.key == AnyHashable("checkout"))
-        #expect(container.openScope(Optional("checkout")) !== named)   // as AnyHashable does
+        #expect(container.openScope(Optional("checkout")) !== named)  // as AnyHashable does
         let anonymous = container.openScope()
         let anonymousKey = try #require(anonymous.key)
         #expect(container.openScope(anonymousKey) === anonymous)
@@ -38,7 +38,7 @@ import Stimpak
         container.register(Person.self, reuse: .scopedTo(AnyHashable("checkout"))) { Person("a", "b") }
         #expect(try request.openScope("step").require(Foo.self) === request.require(Foo.self))
         #expect(try named.openScope(1).require(Person.self) === named.require(Person.self))
-        #expect(container.openScope(Int8(4)).resolve(Foo.self) == nil)   // an Int8's type is not Int
+        #expect(container.openScope(Int8(4)).resolve(Foo.self) == nil)  // an Int8's type is not Int
     }
 
     @Test func disposeReleasesTheSubtreeDeepestFirst() {

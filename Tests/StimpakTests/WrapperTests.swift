@@ -108,9 +108,10 @@ import Stimpak
         container.register(Person.self, { (name: String) -> Person in Person(name, "") })
         container.register((any Plugin).self, key: 1) { NamedPlugin(name: "one") as any Plugin }
         let registration = container.autowire(Screen.self, Screen.init)
-        #expect(registration.dependencies == [
-            ServiceKey(service: Foo.self), ServiceKey(service: Person.self), ServiceKey(service: (any Plugin).self),
-        ])
+        #expect(
+            registration.dependencies == [
+                ServiceKey(service: Foo.self), ServiceKey(service: Person.self), ServiceKey(service: (any Plugin).self),
+            ])
         let screen = try container.require(Screen.self)
         #expect(try screen.exporter.value === container.require(Foo.self))
         #expect(try screen.makePerson("Ada").first == "Ada")

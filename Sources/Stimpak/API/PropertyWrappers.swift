@@ -149,7 +149,7 @@ public struct OptionalInjected<Service> {
         let requested = ServiceKey(service: Service.self, key: key)
         do throws(ResolutionError) {
             wrappedValue = try Scope.current(resolving: requested).require(Service.self, key: key, fileID: fileID, line: line)
-        } catch where error.code == .notRegistered && error.requested == requested {
+        } catch  where error.code == .notRegistered && error.requested == requested {
             wrappedValue = nil
         } catch {
             Injection.stop(error, fileID: fileID, line: line)

@@ -91,7 +91,6 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
     }
 
-
     /// The container's root scope, where singletons live.
     public var root: Scope {
         // Found by walking up (scopes are a few levels deep), rather than kept: a reference per scope would

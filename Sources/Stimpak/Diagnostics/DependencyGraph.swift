@@ -6,7 +6,6 @@ import Glibc
 import Musl
 #endif
 
-
 /// The container's registrations and their dependencies, as a value, as Graphviz DOT and as Mermaid text.
 public struct DependencyGraph: Sendable {
     /// A registration.

@@ -6,7 +6,6 @@ import Glibc
 import Musl
 #endif
 
-
 /// A scope and what it caches, for logs (``description``) and tests (the properties).
 public struct ScopeReport: @unchecked Sendable, CustomStringConvertible {  // `tree` is immutable, its keys too
     /// One cached instance.
@@ -156,7 +155,8 @@ extension Scope {
 
     /// This scope in a report, without its children, in no order. Call with the lock held.
     private func reportNode(depth: Int) -> ScopeReport.Node {
-        let caches: [(cache: AnyObject, kept: ScopeTable.Kept?)] = parent == nil
+        let caches: [(cache: AnyObject, kept: ScopeTable.Kept?)] =
+            parent == nil
             ? registry.entries.values.compactMap { entry in entry.registration?.rootCacheObject.map { ($0, nil) } }
             : tableCaches
         var instances: [ScopeReport.Instance] = []
@@ -165,15 +165,17 @@ extension Scope {
             // An instance this scope keeps as it is, without a slot (see `resolveInTable`).
             if let (registration, creation) = kept {
                 guard let registration = registration as? any Registration else { continue }
-                instances.append(ScopeReport.Instance(
-                    service: registration.serviceKey, reuse: registration.reuse, creation: creation))
+                instances.append(
+                    ScopeReport.Instance(
+                        service: registration.serviceKey, reuse: registration.reuse, creation: creation))
                 continue
             }
             let slots = (cache as? SlotHolder)?.slots ?? [cache as? Slot].compactMap { $0 }
             for slot in slots where slot.owner == mine {
                 guard case .created = slot.state, let registration = slot.registration as? any Registration else { continue }
-                instances.append(ScopeReport.Instance(
-                    service: registration.serviceKey, reuse: registration.reuse, creation: slot.creation))
+                instances.append(
+                    ScopeReport.Instance(
+                        service: registration.serviceKey, reuse: registration.reuse, creation: slot.creation))
             }
         }
         var provided: [ServiceKey] = []

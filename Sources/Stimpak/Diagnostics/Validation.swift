@@ -69,7 +69,8 @@ extension Container {
         let known = Set(report.problems.map { KnownProblem(code: $0.code, service: $0.requested) })
         for registration in registrations {
             if let error = failed[registration.serviceKey],
-               !known.contains(KnownProblem(code: error.code, service: error.requested)) {
+                !known.contains(KnownProblem(code: error.code, service: error.requested))
+            {
                 report.problems.append(error)
             }
         }
@@ -170,11 +171,12 @@ struct ValidationSnapshot {
             if entry.hasScopeLocals { scopeLocalKeys.insert(key) }
             guard let registration = entry.registration else { continue }
             alternatives[ObjectIdentifier(key.service), default: []].append(key)
-            nodes.append(Node(
-                key: key, index: registration.index, reuse: registration.reuse,
-                dependencies: registration.declaredDependencies, isAsync: registration.isAsync,
-                allowsCaptiveDependencies: registration.allowsCaptiveDependencies,
-                findings: registration.registrationFindings))
+            nodes.append(
+                Node(
+                    key: key, index: registration.index, reuse: registration.reuse,
+                    dependencies: registration.declaredDependencies, isAsync: registration.isAsync,
+                    allowsCaptiveDependencies: registration.allowsCaptiveDependencies,
+                    findings: registration.registrationFindings))
         }
         nodes.sort { $0.index < $1.index }
         self.nodes = nodes
@@ -200,7 +202,8 @@ struct ValidationSnapshot {
                 }
                 // An optional parameter is nil only when its service is not registered: an async one still fails.
                 if let target = byKey[dependency.key], !node.isAsync, target.isAsync,
-                   dependency.kind == .required || dependency.kind == .optional {
+                    dependency.kind == .required || dependency.kind == .optional
+                {
                     problems.append(ResolutionError(.requiresAwait, requested: target.key, path: [node.key, target.key]))
                 }
             }
@@ -253,7 +256,7 @@ struct ValidationSnapshot {
             var seen: Set<Int> = []
             return (node.dependencies ?? []).compactMap { dependency in
                 guard dependency.kind == .required || dependency.kind == .optional,
-                      let place = places[dependency.key], seen.insert(place).inserted
+                    let place = places[dependency.key], seen.insert(place).inserted
                 else { return nil }
                 return place
             }
@@ -285,7 +288,7 @@ struct ValidationSnapshot {
             path[path.count - 1].next += 1
             let dependency = dependencies[next]
             guard dependency.kind == .required || dependency.kind == .optional,
-                  let target = byKey[dependency.key], visited.insert(target.key).inserted
+                let target = byKey[dependency.key], visited.insert(target.key).inserted
             else { continue }
             switch target.reuse.kind {
             case .inScope, .scopedTo:

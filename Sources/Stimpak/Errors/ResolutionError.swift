@@ -181,9 +181,11 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         let requestedArguments = String(describing: requested.arguments)
         guard requestedArguments.hasPrefix("("), requestedArguments.contains(":") else { return nil }
         let unlabelled = Self.withoutLabels(requestedArguments)
-        guard let match = registeredAlternatives.first(where: {
-            String(describing: $0.arguments) == unlabelled && $0.key == requested.key
-        }) else { return nil }
+        guard
+            let match = registeredAlternatives.first(where: {
+                String(describing: $0.arguments) == unlabelled && $0.key == requested.key
+            })
+        else { return nil }
         return " The arguments \(requestedArguments) have labels, which make them another type than"
             + " \(String(describing: match.arguments)), the arguments of \(match.description): drop the labels, e.g."
             + " pass (\"Bill\", \"Gates\") rather than (first: \"Bill\", last: \"Gates\")."
@@ -225,14 +227,16 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             if let labelled = labelledArgumentsHint { text += labelled }
             if isRegisteredElsewhere {
                 text += " It is registered in a scope (scope.register), but resolved from"
-                text += resolvedFromRoot
+                text +=
+                    resolvedFromRoot
                     ? " the container's root scope, which sees only the container's registrations (a singleton's factory resolves from the root)."
                     : " a scope that is not that one or below it."
                 text += " Fix: resolve it from the scope that registered it or one below, or register it in the container"
                 text += " for every scope, e.g. container.register(\(String(describing: requested.service)).self) { ... }."
             } else if isProvidedElsewhere {
                 text += " A value of it was put into a scope with provide(_:), but it is resolved from"
-                text += resolvedFromRoot
+                text +=
+                    resolvedFromRoot
                     ? " the container's root scope, where that value is not visible (a singleton's factory resolves from the root)."
                     : " a scope that is not that one or below it."
                 text += " Fix: make the service that needs it .inScope or .scopedTo(...), so that it resolves from the"
@@ -319,7 +323,8 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text += " would never resolve anything. Fix: register before disposing the container, or make a new"
             text += " Container for the new registrations."
         case .requiresAwait:
-            text = isMainActor
+            text =
+                isMainActor
                 ? "Stimpak cannot resolve \(requested.description) synchronously here: its factory runs on the main actor,"
                     + " and this is not the main thread."
                 : "Stimpak cannot resolve \(requested.description) synchronously: its factory is async."

@@ -85,17 +85,19 @@ final class LookupTable {
             if entry.hasScopeLocals {
                 provided.append((entries.keys[position], entry.localsIndex))
             } else if let registration = entry.registration, let route = registration.route,
-                      let bucket = Self.bucket(
-                          registration.serviceKey, registration: Unmanaged.passUnretained(registration), route: route,
-                          index: registration.index, rootWord: registration.rootWord, typedKeys: &typedKeys) {
+                let bucket = Self.bucket(
+                    registration.serviceKey, registration: Unmanaged.passUnretained(registration), route: route,
+                    index: registration.index, rootWord: registration.rootWord, typedKeys: &typedKeys)
+            {
                 registrations.append(registration)
                 filled.append(bucket)
             }
             entries.formIndex(after: &position)
         }
         for (serviceKey, localsIndex) in provided {
-            guard let bucket = Self.bucket(
-                serviceKey, registration: nil, route: .provided, index: localsIndex, rootWord: nil, typedKeys: &typedKeys)
+            guard
+                let bucket = Self.bucket(
+                    serviceKey, registration: nil, route: .provided, index: localsIndex, rootWord: nil, typedKeys: &typedKeys)
             else { continue }
             filled.append(bucket)
         }
@@ -307,7 +309,8 @@ final class LookupTable {
                 let bucket = buckets + position
                 guard let found = bucket.pointee.service else { return nil }
                 if found == service, bucket.pointee.arguments == keyed, bucket.pointee.keyHash == keyHash,
-                   bucket.pointee.keyType == keyType, let typedKey = bucket.pointee.typedKey, matches(typedKey) {
+                    bucket.pointee.keyType == keyType, let typedKey = bucket.pointee.typedKey, matches(typedKey)
+                {
                     return bucket
                 }
                 position = (position + 1) & mask

@@ -144,7 +144,8 @@ enum Reclamation {
             let released = state.pointee.release(all: false, adding: [])
             // A batch that waits for this thread's own open section (a key's `==` that called this) can't be
             // released here.
-            let isDone = state.pointee.releasedCount >= target && state.pointee.dropping == 0
+            let isDone =
+                state.pointee.releasedCount >= target && state.pointee.dropping == 0
                 || state.pointee.frontWaitsOnlyFor(own)
             shared.lock.unlock()
             drop(consume released)
@@ -272,7 +273,6 @@ enum Reclamation {
         // arrays) on every call.
 
         mutating func pendingCount() -> Int { pending.count - head }
-
 
         /// Whether a registered thread (this one included) is inside a read section.
         @inline(__always)

@@ -7,7 +7,6 @@ import Musl
 #endif
 import CStimpakAtomics
 
-
 /// One thread's resolution state: the registrations it is creating right now (innermost last), the
 /// creation it is blocked on, and its read-section counter (see ``ReadSection``).
 ///
@@ -148,7 +147,7 @@ final class ResolutionContext {
         guard let path = state.pointee.path else { return nil }
         for index in 0..<Int(state.pointee.depth) {
             guard let pointer = path[index],
-                  let registration = Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? any Registration
+                let registration = Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? any Registration
             else { continue }
             if registration.capturesScopedServices { return registration }
         }

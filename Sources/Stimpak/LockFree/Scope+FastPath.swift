@@ -81,7 +81,8 @@ extension Scope {
             func matches(_ typedKey: UnsafeMutableRawPointer) -> Bool {
                 Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
             }
-            found = matches(candidate.typedKey)
+            found =
+                matches(candidate.typedKey)
                 ? candidate.found
                 : fastPath(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, matches: matches, in: section)
         }
@@ -178,8 +179,8 @@ extension Scope {
         in section: borrowing ReadSection
     ) -> KeyedCandidate? {
         guard let table = publishedTable(in: section),
-              let bucket = table.candidate(service, arguments, keyType: keyType, keyHash: keyHash),
-              let typedKey = bucket.pointee.typedKey
+            let bucket = table.candidate(service, arguments, keyType: keyType, keyHash: keyHash),
+            let typedKey = bucket.pointee.typedKey
         else { return nil }
         return KeyedCandidate(typedKey: typedKey, found: fastPath(bucket, generation: table.generation, in: section))
     }

@@ -11,8 +11,9 @@ extension Scope {
     /// that Swift code never reads again is one the optimizer may drop), after checking that `words` is where
     /// they look: the first stored property.
     func initializeWords(isDisposed: Bool) {
-        assert(withUnsafeMutablePointer(to: &words) { UnsafeMutableRawPointer($0) } == disposedWord.address,
-               "Scope.words must be the first stored property")
+        assert(
+            withUnsafeMutablePointer(to: &words) { UnsafeMutableRawPointer($0) } == disposedWord.address,
+            "Scope.words must be the first stored property")
         disposedWord.storeRelaxed(isDisposed ? 1 : 0)
         tableWord.storeRelaxed(0)
     }

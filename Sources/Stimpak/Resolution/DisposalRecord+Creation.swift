@@ -41,35 +41,41 @@ extension DisposalRecord {
         }
         switch onDispose {
         case .sync(let hook, _)? where asyncDisposable == nil:
-            self.init(key: resolver.serviceKey, slot: slot, dispose: {
-                // The hook first, then the instance's own dispose(), which runs even when the hook throws.
-                var failure: (any Error)?
-                do { try hook(instance) } catch { failure = error }
-                do { try disposable?.dispose() } catch { failure = failure ?? error }
-                if let failure { throw failure }
-            })
+            self.init(
+                key: resolver.serviceKey, slot: slot,
+                dispose: {
+                    // The hook first, then the instance's own dispose(), which runs even when the hook throws.
+                    var failure: (any Error)?
+                    do { try hook(instance) } catch { failure = error }
+                    do { try disposable?.dispose() } catch { failure = failure ?? error }
+                    if let failure { throw failure }
+                })
         case .sync(let hook, _)?:
-            self.init(key: resolver.serviceKey, slot: slot, disposeAsync: {
-                do {
-                    try hook(instance)
-                } catch {
-                    try? await asyncDisposable?.dispose()
-                    throw error
-                }
-                try await asyncDisposable?.dispose()
-            })
+            self.init(
+                key: resolver.serviceKey, slot: slot,
+                disposeAsync: {
+                    do {
+                        try hook(instance)
+                    } catch {
+                        try? await asyncDisposable?.dispose()
+                        throw error
+                    }
+                    try await asyncDisposable?.dispose()
+                })
         case .async(let hook, _)?:
-            self.init(key: resolver.serviceKey, slot: slot, disposeAsync: {
-                do {
-                    try await hook(instance)
-                } catch {
-                    try? disposable?.dispose()
-                    try? await asyncDisposable?.dispose()
-                    throw error
-                }
-                try disposable?.dispose()
-                try await asyncDisposable?.dispose()
-            })
+            self.init(
+                key: resolver.serviceKey, slot: slot,
+                disposeAsync: {
+                    do {
+                        try await hook(instance)
+                    } catch {
+                        try? disposable?.dispose()
+                        try? await asyncDisposable?.dispose()
+                        throw error
+                    }
+                    try disposable?.dispose()
+                    try await asyncDisposable?.dispose()
+                })
         case nil:
             if let disposable {
                 self.init(key: resolver.serviceKey, slot: slot, dispose: { try disposable.dispose() })

@@ -45,10 +45,11 @@ struct DisposalRecord {
 
     /// Runs the asynchronous hooks of `records`, in order, in one task, for a synchronous disposal.
     static func runDetached(_ records: [DisposalRecord]) {
-        let hooks = UncheckedSendable(records.compactMap { record -> (() async throws -> Void)? in
-            if case .async(let body) = record.hook { return body }
-            return nil
-        })
+        let hooks = UncheckedSendable(
+            records.compactMap { record -> (() async throws -> Void)? in
+                if case .async(let body) = record.hook { return body }
+                return nil
+            })
         Task {
             for hook in hooks.value { try? await hook() }
         }
@@ -64,32 +65,36 @@ extension DisposalRecord {
         guard isAsync else {
             let body: (() throws -> Void)?
             if case .sync(let outer)? = outermost?.hook { body = outer } else { body = nil }
-            self.init(key: key, slot: slot, dispose: {
+            self.init(
+                key: key, slot: slot,
+                dispose: {
+                    var failure: (any Error)?
+                    do { try body?() } catch { failure = error }
+                    for case .sync(let layer) in layers {
+                        do { try layer.dispose() } catch { failure = failure ?? error }
+                    }
+                    if let failure { throw failure }
+                })
+            return
+        }
+        self.init(
+            key: key, slot: slot,
+            disposeAsync: {
                 var failure: (any Error)?
-                do { try body?() } catch { failure = error }
-                for case .sync(let layer) in layers {
-                    do { try layer.dispose() } catch { failure = failure ?? error }
+                do { try await outermost?.disposeAwaiting() } catch { failure = error }
+                for layer in layers {
+                    do {
+                        switch layer {
+                        case .sync(let disposable): try disposable.dispose()
+                        case .async(let disposable): try await disposable.dispose()
+                        case .none: break
+                        }
+                    } catch {
+                        failure = failure ?? error
+                    }
                 }
                 if let failure { throw failure }
             })
-            return
-        }
-        self.init(key: key, slot: slot, disposeAsync: {
-            var failure: (any Error)?
-            do { try await outermost?.disposeAwaiting() } catch { failure = error }
-            for layer in layers {
-                do {
-                    switch layer {
-                    case .sync(let disposable): try disposable.dispose()
-                    case .async(let disposable): try await disposable.dispose()
-                    case .none: break
-                    }
-                } catch {
-                    failure = failure ?? error
-                }
-            }
-            if let failure { throw failure }
-        })
     }
 }
 

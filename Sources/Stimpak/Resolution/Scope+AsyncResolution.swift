@@ -66,7 +66,8 @@ extension Scope {
                     }
                 }
                 if let flight = try synchronousCreation(
-                    of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex) {
+                    of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+                {
                     try await awaitCreation(flight, requested: resolver.serviceKey, node: AsyncNode.current)
                     continue
                 }
@@ -95,7 +96,8 @@ extension Scope {
         let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
         // A scope's table entry that another thread marks becomes a slot being made by that thread.
         let slot = try cachePlace(
-            of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex).slot
+            of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex
+        ).slot
         let flight: InFlight?
         switch slot.state {
         case .creating, .initializing:

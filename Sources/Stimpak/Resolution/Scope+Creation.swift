@@ -20,7 +20,7 @@ extension Scope {
         _ resolver: ServiceResolver<Service, Args>, node: AsyncNode?
     ) throws(ResolutionError) {
         guard resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
-              let captor = ResolutionContext.currentCaptor() ?? node?.captor()
+            let captor = ResolutionContext.currentCaptor() ?? node?.captor()
         else { return }
         registry.lock.unlock()
         throw captiveDependency(resolver, captor: captor)
@@ -206,8 +206,9 @@ extension Scope {
     ) throws(ResolutionError) -> Service {
         let owner = place.owner
         let creation = Creation.slot(place.slot, maker)
-        guard let (box, record) = cacheEntry(
-            for: instance, layers: layers, of: resolver, slot: place.slot, onDispose: onDispose)
+        guard
+            let (box, record) = cacheEntry(
+                for: instance, layers: layers, of: resolver, slot: place.slot, onDispose: onDispose)
         else {
             let error = failure(.weakValueType, resolver.serviceKey)
             owner.abandon(creation, failing: error)
@@ -219,7 +220,7 @@ extension Scope {
             registry.lock.unlock()
             do {
                 try runCallback(onResolved, of: resolver, owner, instance, context: context)
-            } catch where defersCallback(after: error, context: context) {
+            } catch  where defersCallback(after: error, context: context) {
                 // The instance is cached below; its callback runs again when the outermost resolve ends.
                 context.deferCallback { () throws(ResolutionError) in
                     try self.runCallback(onResolved, of: resolver, owner, instance, context: context)

@@ -117,7 +117,7 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service? {
         guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self),
-              let wrapper = Service.self as? any ImplicitService.Type
+            let wrapper = Service.self as? any ImplicitService.Type
         else { return nil }
         return try wrapper.implicitInstance(from: self, key: key) as? Service
     }

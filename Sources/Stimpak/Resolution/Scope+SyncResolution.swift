@@ -73,7 +73,7 @@ extension Scope {
         if let onResolved {
             do {
                 try runCallback(onResolved, of: resolver, self, instance, context: context)
-            } catch where defersCallback(after: error, context: context) {
+            } catch  where defersCallback(after: error, context: context) {
                 // Kept in the graph; its callback runs again when the outermost resolve ends.
                 context.deferCallback { () throws(ResolutionError) in
                     try self.runCallback(onResolved, of: resolver, self, instance, context: context)

@@ -103,7 +103,8 @@ extension ServiceRegistration {
         // An optional service is judged by its wrapped type: a value of it that is there is refused.
         let madeType = unwrappingOptionals(Service.self)
         if reuse.kind == .transient, disposableTransients == .refused,
-           madeType is any Disposable.Type || madeType is any AsyncDisposable.Type {
+            madeType is any Disposable.Type || madeType is any AsyncDisposable.Type
+        {
             findings.append(ResolutionError(.disposableTransient, requested: serviceKey))
         }
         if reuse.isEager, serviceKey.hasArguments {

@@ -17,7 +17,7 @@ protocol Registration: AnyObject, Sendable {
     func makeEagerly(from root: Scope) throws(ResolutionError)
     /// The same, awaiting an `async` (or main-actor) factory.
     func makeEagerly(from root: Scope) async throws(ResolutionError)
-        /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
+    /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
     /// once readers are done. Call with the registry's lock held.
     func takeRootCache() -> AnyObject?
     /// The root scope's cache for it (a `Slot` or an `InstanceCache`), for the live report. Call with the lock held.
@@ -258,7 +258,7 @@ final class Registry: @unchecked Sendable {
     func alternatives(to key: ServiceKey) -> [ServiceKey] {
         entries.compactMap { entry in
             guard let registration = entry.value.registration,
-                  ObjectIdentifier(registration.serviceKey.service) == ObjectIdentifier(key.service)
+                ObjectIdentifier(registration.serviceKey.service) == ObjectIdentifier(key.service)
             else { return nil }
             return registration.serviceKey
         }
