@@ -215,7 +215,9 @@ final class ResolutionContext {
     /// Keeps a `.graph` instance (its box) for the rest of this outermost resolution.
     func keepGraphInstance(_ box: AnyObject, index: Int) {
         graph[index] = box
-        state.pointee.has_graph |= 1
+        // Read, then stored: an in-place `|=` on `pointee` is an access to the whole state, whose `section`
+        // word other threads read (TSan reports it).
+        state.pointee.has_graph = state.pointee.has_graph | 1
     }
 
     /// Forgets a `.graph` instance whose `resolved` callback failed.
@@ -230,7 +232,7 @@ final class ResolutionContext {
         guard graphHolds == 0 else { return }
         let ended = graph
         graph = [:]
-        state.pointee.has_graph &= ~1
+        state.pointee.has_graph = state.pointee.has_graph & ~1
         withExtendedLifetime(ended) {}
     }
 
@@ -257,7 +259,7 @@ final class ResolutionContext {
     func deferCallback(_ callback: @escaping () throws(ResolutionError) -> Void) {
         holdGraph()
         deferredCallbacks.append((depth, callback))
-        state.pointee.has_graph |= Self.deferredBit
+        state.pointee.has_graph = state.pointee.has_graph | Self.deferredBit
     }
 
     /// The bit of the thread state's `has_graph` word that says callbacks are deferred (bit 0: `.graph` instances).
@@ -291,7 +293,7 @@ final class ResolutionContext {
             }
             releaseGraph()
         }
-        if deferredCallbacks.isEmpty { state.pointee.has_graph &= ~Self.deferredBit }
+        if deferredCallbacks.isEmpty { state.pointee.has_graph = state.pointee.has_graph & ~Self.deferredBit }
         if let firstError { throw firstError }
     }
 
