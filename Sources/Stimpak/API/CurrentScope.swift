@@ -111,7 +111,7 @@ extension Container {
         try container.makeEagerSingletons(fileID: fileID, line: line)
     }
 
-    /// Puts `container` to use (see ``use(_:fileID:line:)``), awaiting the eager singletons whose factory
+    /// Puts `container` to use (see ``use(_:fileID:line:)-2nxy5``), awaiting the eager singletons whose factory
     /// is `async` or runs on the main actor.
     /// - Parameters:
     ///   - container: The container.
