@@ -25,10 +25,10 @@ let package = Package(
         // building this target compiles the documentation's code.
         .target(name: "StimpakDocSnippets", dependencies: ["Stimpak", "StimpakConfiguration"]),
         .executableTarget(name: "StimpakConfigurationExample", dependencies: ["StimpakConfiguration"]),
-        // What several test targets share: the lock around `Container.default`.
+        // What several test targets share: the lock around `Container.default`, Dose's sample files.
         .target(name: "StimpakTestSupport", dependencies: ["Stimpak"], path: "Tests/TestSupport"),
         .testTarget(name: "StimpakTests", dependencies: ["Stimpak", "StimpakMainActorFixture", "StimpakTestSupport"]),
-        .testTarget(name: "StimpakConfigurationTests", dependencies: ["StimpakConfiguration"]),
+        .testTarget(name: "StimpakConfigurationTests", dependencies: ["StimpakConfiguration", "StimpakTestSupport"]),
         // Each seed system's README and tests, ported through its migration table.
         .testTarget(name: "SeedConformanceTests", dependencies: ["Stimpak", "StimpakConfiguration", "StimpakTestSupport"]),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import Stimpak
+import StimpakTestSupport
 import StimpakConfiguration
 
 // Dose's README and tests (github.com/Plopix/Dose), ported as a Dose user would through the migration table:
@@ -131,42 +132,7 @@ enum Dose {
         .type("DoseTests.Service2", ReadmeService2.self)
 
     /// Dose's README, "A dose of a definition", as the README shows it (indentation and all).
-    static let readmePlist = [
-        "\n",
-        "    <?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
-        "    <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n",
-        "    <plist version=\"1.0\">\n",
-        "    <dict>\n",
-        "        <key>parameters</key>\n",
-        "        <dict>\n",
-        "            <key>debug_output</key><true/>\n",
-        "            <key>lambdakey</key><string>A VALUE</string>\n",
-        "        </dict>\n",
-        "    \t<key>services</key>\n",
-        "    \t<dict>\n",
-        "        \t<key>dose.service1</key>\n",
-        "        \t<dict>\n",
-        "            \t<key>class</key><string>DoseTests.Service1</string>\n",
-        "            \t<key>arguments</key>\n",
-        "            \t<array>\n",
-        "                \t<string>@lambdakey</string>\n",
-        "                \t<string>An argument</string>\n",
-        "\t            </array>\n",
-        "    \t    </dict>\n",
-        "\t        <key>dose.service2</key>\n",
-        "    \t    <dict>\n",
-        "        \t    <key>class</key><string>DoseTests.Service2</string>\n",
-        "            \t<key>arguments</key>\n",
-        "\t            <array>\n",
-        "   \t\t            <string>Second Service</string>\n",
-        "                    <string>@dose.service1</string>\n",
-        "\t            </array>\n",
-        "        \t</dict>\n",
-        "\t\t</dict>\n",
-        "    </dict>\n",
-        "\t</plist>\n",
-        "\t\t\n",
-    ].joined()
+    static let readmePlist = doseReadmePlist
 
     /// The same definitions in JSON.
     static let readmeJSON = #"""

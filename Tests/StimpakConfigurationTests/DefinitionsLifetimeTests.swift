@@ -1,6 +1,7 @@
 import Foundation
 import Stimpak
 import StimpakConfiguration
+import StimpakTestSupport
 import Testing
 
 /// The container owns the registrations that definitions make: they work after the `Definitions` value is

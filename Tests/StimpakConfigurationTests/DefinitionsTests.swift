@@ -1,6 +1,7 @@
 import Foundation
 import Stimpak
 import StimpakConfiguration
+import StimpakTestSupport
 import Testing
 
 /// Dose's definitions on Stimpak: the README's and the tests' files, providers, extend, JSON, merging,

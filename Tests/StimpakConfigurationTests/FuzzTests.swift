@@ -1,5 +1,6 @@
 import Foundation
 import StimpakConfiguration
+import StimpakTestSupport
 import Testing
 
 /// Random and mutated definition files: every one loads or fails with a `ConfigurationError`, never a crash,

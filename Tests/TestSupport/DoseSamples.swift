@@ -2,7 +2,7 @@
 // all) and the services.plist of its tests.
 
 /// Dose's README, "A dose of a definition".
-let doseReadmePlist = [
+public let doseReadmePlist = [
     "\n",
     "    <?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
     "    <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n",
@@ -40,7 +40,7 @@ let doseReadmePlist = [
 ].joined()
 
 /// Dose's DoseTests/services.plist.
-let doseTestsPlist = [
+public let doseTestsPlist = [
     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
     "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n",
     "<plist version=\"1.0\">\n",
