@@ -35,7 +35,6 @@ public final class Scope: Resolving, @unchecked Sendable {
     private let sequence: Int
     /// `key`'s hash, computed once: the parent finds and removes its children by it.
     let keyHash: Int
-    /// Nonzero once disposed.
 
     /// The open children by their key's hash. So a scope is detached by identity, without comparing keys.
     @exclusivity(unchecked) var children = ChildTable()

@@ -1,6 +1,7 @@
 /// A scope's words that lock-free readers load (its disposed flag and its published ``ScopeTable``), kept at
 /// the start of its stored properties, and the table the locked path fills and publishes.
 extension Scope {
+    /// Nonzero once disposed.
     @inlinable var disposedWord: AtomicWord {
         AtomicWord(_getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt.self))
     }

@@ -52,15 +52,14 @@ struct KeyInterner {
 
     /// `key` with its key's box interned: the box of an equal key interned before, or, when there is none and
     /// `adding`, a new box of this domain. Nil when there is none and not `adding`: no registration or
-    /// `provide` has used an equal key. A key without a key, or whose key is of a standard type (a `String`,
-    /// an integer), is returned as it is. Call without the container's lock: this is where the key's `==` runs.
-    func intern(_ key: ServiceKey, adding: Bool) -> ServiceKey? {
-        guard let box = key.keyBox, Self.needsInterning(box, domain: domain) else { return key }
+    /// `provide` has used an equal key. `key`'s box must need interning (``Registry/intern(_:adding:)`` returns
+    /// any other key as it is). Call without the container's lock: this is where the key's `==` runs.
+    func intern(_ key: ServiceKey, box: AnyKeyBox, adding: Bool) -> ServiceKey? {
         guard let interned = intern(box, adding: adding) else { return nil }
         return ServiceKey(service: key.service, arguments: key.arguments, box: interned)
     }
 
-    /// The interned box equal to `box`, as ``intern(_:adding:)`` says; `box` must need interning.
+    /// The interned box equal to `box`, as ``intern(_:box:adding:)`` says; `box` must need interning.
     func intern(_ box: AnyKeyBox, adding: Bool) -> AnyKeyBox? {
         var compared = 0
         while true {
@@ -84,11 +83,11 @@ struct KeyInterner {
 }
 
 extension Registry {
-    /// `key` interned (see ``KeyInterner/intern(_:adding:)``); a key without a key as it is, at no cost.
+    /// `key` interned (see ``KeyInterner/intern(_:box:adding:)``); a key without a key as it is, at no cost.
     @inline(__always)
     func intern(_ key: ServiceKey, adding: Bool) -> ServiceKey? {
         guard let box = key.keyBox, KeyInterner.needsInterning(box, domain: keyDomain) else { return key }
-        return keys.intern(key, adding: adding)
+        return keys.intern(key, box: box, adding: adding)
     }
 
     /// The box a registration under `key` keeps: a `String` or `Int` key's ``KeyBox`` of its own type, which
