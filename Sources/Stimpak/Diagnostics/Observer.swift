@@ -87,7 +87,7 @@ extension Registry {
         let retired: LookupTable? = lock.withLock {
             body()
             observedWord.store(observer != nil || recordsDependencies ? 1 : 0)
-            return retireTable()
+            return replaceTable()
         }
         Registry.release(retiredTable: retired)
     }

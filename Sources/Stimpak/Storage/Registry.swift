@@ -44,9 +44,12 @@ extension Registration {
 /// The container's registrations, the lock that guards them and every scope's state, and the lookup
 /// table published for lock-free resolves.
 ///
-/// Writers (register, unregister, settings, `provide`) change `entries` under the lock and retire the
-/// published table; the next resolve that finds none rebuilds it under the lock. Lock-free readers use the
-/// table inside a read section, so a retired table is released only when no reader can hold it (``Reclamation``).
+/// Writers (register, unregister, settings, `provide`) change `entries` under the lock and replace the
+/// published table: when one was published, its successor is built and published in the same locked step, so
+/// lock-free readers never find the word empty after a change and never take the lock to rebuild it. When none
+/// was (registrations before the first resolve), none is built: the first resolve builds it under the lock.
+/// Lock-free readers use the table inside a read section, so a retired table is released only when no reader
+/// can hold it (``Reclamation``).
 @usableFromInline
 final class Registry: @unchecked Sendable {
     // `entries` and `nextIndex` are guarded by `lock`; `tableWord` is written under `lock` and read
@@ -165,7 +168,7 @@ final class Registry: @unchecked Sendable {
             lock.unlock()
             throw error
         }
-        let retired = retireTable()
+        let retired = replaceTable()
         let registrations = takeRetiredRegistrations()
         lock.unlock()
         reclaim(retired, registrations)
@@ -226,6 +229,15 @@ final class Registry: @unchecked Sendable {
         return tableWord.retireOwned(LookupTable.self)
     }
 
+    /// Unpublishes the table and, when one was published (resolves use it), publishes its successor built
+    /// from `entries`; returns the unpublished one, to release after unlocking
+    /// (``release(retiredTable:)``). Call with `lock` held, once `entries` holds the change.
+    func replaceTable() -> LookupTable? {
+        let retired = retireTable()
+        if retired != nil { publishTableIfNeeded() }
+        return retired
+    }
+
     /// Releases a table that ``retireTable()`` returned, once no reader can be using it. Call without the lock.
     static func release(retiredTable table: consuming LookupTable?) {
         guard let table else { return }
@@ -234,7 +246,7 @@ final class Registry: @unchecked Sendable {
 
     /// Marks `key` as having values or registrations in scopes, so that the locked path searches the scopes
     /// first and the lock-free path reads the scopes' tables at the returned index (its locals index). The
-    /// first time, the published table is retired: release it after unlocking. Call with `lock` held.
+    /// first time, the published table is replaced: release the old one after unlocking. Call with `lock` held.
     func markScopeLocal(_ key: ServiceKey, isRegistration: Bool = false) -> (index: Int, retired: LookupTable?) {
         var entry = entries[key] ?? Entry()
         if isRegistration { entry.hasScopeRegistrations = true }
@@ -245,7 +257,7 @@ final class Registry: @unchecked Sendable {
         entry.hasScopeLocals = true
         entry.localsIndex = makeIndex()
         entries[key] = entry
-        return (entry.localsIndex, retireTable())
+        return (entry.localsIndex, replaceTable())
     }
 
     /// Builds and publishes the table if none is. Call with `lock` held.
