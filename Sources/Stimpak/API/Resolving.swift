@@ -265,6 +265,7 @@ extension Resolving {
     /// a request id, is kept as itself, without building an `AnyHashable`).
     /// - Parameter key: Any hashable value: a request id, a screen, a session.
     /// - Returns: The child scope.
+    @inlinable
     public func openScope<Key: Hashable>(_ key: Key) -> Scope {
         resolutionScope.openScope(key)
     }

@@ -121,11 +121,13 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// `AnyHashable`, and what a key of a concrete type calls (an `Int` or `String` key is kept as itself).
     /// - Parameter key: Any hashable value: a request id, a screen, a session.
     /// - Returns: The child scope.
+    @inlinable
     public func openScope<Key: Hashable>(_ key: Key) -> Scope {
         openScope(ScopeKey(key))
     }
 
-    private func openScope(_ key: ScopeKey) -> Scope {
+    @usableFromInline
+    func openScope(_ key: ScopeKey) -> Scope {
         // Hashed before the lock: hashing a key may run user code.
         let hash = key.hashValue
         guard key.comparesWithUserCode else {

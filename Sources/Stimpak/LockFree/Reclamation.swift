@@ -9,29 +9,34 @@ import CStimpakAtomics
 
 // Deferred reclamation: the retire and reclaim steps of the lock-free protocol (ReadSection.swift has publish
 // and read-and-pin; ARCHITECTURE.md gives the argument). Every writer that unpublished something under the
-// container's lock hands it here after unlocking, and never waits for a reader:
+// container's lock hands it here after unlocking, and never waits for a reader. Grace periods in the manner of
+// RCU's `call_rcu` and crossbeam-epoch's bags: one snapshot of the readers covers every retire made until it
+// is over, so a writer under readers pays a few loads and an append, not a scan of every thread.
 //
 // - retire: the writer reads every registered thread's section counter (seq-cst). When none is odd and nothing
 //   waits (no thread is inside a section, the common case), nothing unpublished can still be held: what it
 //   retires is released at once, on this thread, with no lock taken (`isQuiescent`: the list of threads is read
 //   while a count of scans is up, and what leaves the list is freed only once that count is 0). Otherwise,
-//   under the threads' lock, it releases everything pending if no thread is inside a section, or appends a
-//   batch (the garbage, and the odd counters it saw) to the pending queue.
-// - reclaim: a batch is ready once every thread it recorded has moved its counter on (left that section) or
-//   exited. Every later retire releases the ready batches at the front of the queue, and `reclaimAll()`
-//   (tests, leak checks) waits for the readers, then releases everything.
-// - A retired registration is released only once it is ready and on no thread's resolution path (its factory
-//   may be running); until then it is parked here and looked for again at each retire.
+//   under the threads' lock, it appends what it retires to the current bag.
+// - grace period: at most one bag is sealed at a time, with the odd counters seen when it was sealed (the
+//   readers inside a section then). It is over once each of those threads has moved its counter on (left that
+//   section) or exited. A retire first releases the sealed bag if its grace period is over (a load per recorded
+//   thread, stopping at the first one still inside), then appends, then, when no bag is sealed, seals the
+//   current one: a scan of every counter, once per grace period. A scan that finds no thread inside releases
+//   the bag at once. `reclaimAll()` (tests, leak checks) waits for the readers, then releases everything.
+// - A retired registration is released only once its bag is released and it is on no thread's resolution path
+//   (its factory may be running); until then it is parked here and looked for again at each retire.
 //
-// Why the front is enough: batches are appended in order under the lock. A thread recorded in an older batch
-// with counter s is, at a newer batch's snapshot, either still at s (recorded there too) or past it. So a ready
-// batch's predecessors are ready, and readiness is a prefix of the queue.
+// Why sealing late is safe: what a bag holds was unpublished before it was appended, so before the bag was
+// sealed. A reader that can still hold it entered its section before that unpublishing store; if it is still
+// inside at the seal, the seal records it, and if it has left, it holds nothing.
 //
-// Why garbage stays bounded: a batch waits only for sections that were open when it was made, and a section
-// runs no factory, callback or lock (only a key's `==`), so every batch becomes ready within one section's
-// length, a time slice when its reader is preempted. Should a reader stay inside a section for as long as it
-// takes `pendingLimit` batches to pile up (a debugger holding it), the retiring writer waits for that reader
-// (`reclaimAll`) as a last resort, which bounds memory.
+// Why garbage stays bounded: a sealed bag waits only for sections that were open when it was sealed, and a
+// section runs no factory, callback or lock (only a key's `==`), so every grace period ends within one
+// section's length, a time slice when its reader is preempted; the next retire then releases it and seals
+// what piled up meanwhile. Should a reader stay inside a section for as long as it takes `pendingLimit` retires
+// to pile up (a debugger holding it), the retiring writer waits for that reader (`reclaimAll`) as a last
+// resort, which bounds memory.
 
 /// What lock-free readers may still hold, released once none can: the one place that pairs "unpublished under
 /// the lock" with "released after it".
@@ -104,7 +109,7 @@ enum Reclamation {
         static let count = 1
         /// How many lock-free scans are under way.
         static let scanners = 2
-        /// 1 while batches are pending or registrations parked: the slow path collects them.
+        /// 1 while bags wait or registrations are parked: the slow path collects them.
         static let busy = 3
     }
 
@@ -113,20 +118,11 @@ enum Reclamation {
     @inline(never)
     private static func enqueue<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
         let state = shared.state
-        guard state.pointee.hasReaderInside() else {
-            // Nothing unpublished can still be held: this and everything pending is released now.
-            let released = state.pointee.release(all: true, adding: registrations)
-            shared.lock.unlock()
-            _ = consume garbage
-            drop(consume released)
-            return
-        }
-        let released = state.pointee.release(all: false, adding: [])
-        state.pointee.pending.append(
-            Batch(readers: state.pointee.readersInside(), garbage: garbage, registrations: registrations))
+        state.pointee.current.append(garbage)
+        if !registrations.isEmpty { state.pointee.currentRegistrations.append(contentsOf: registrations) }
         state.pointee.appended += 1
-        state.pointee.publishBusy()
-        let isOverLimit = state.pointee.pendingCount() >= pendingLimit
+        let released = state.pointee.advance()
+        let isOverLimit = state.pointee.pendingRetires() >= pendingLimit
         shared.lock.unlock()
         drop(consume released)
         if isOverLimit { reclaimAll() }
@@ -141,12 +137,12 @@ enum Reclamation {
         shared.lock.lock()
         let target = state.pointee.appended
         while true {
-            let released = state.pointee.release(all: false, adding: [])
-            // A batch that waits for this thread's own open section (a key's `==` that called this) can't be
-            // released here.
+            let released = state.pointee.advance()
+            // A sealed bag that waits for this thread's own open section (a key's `==` that called this) can't
+            // be released here.
             let isDone =
                 state.pointee.releasedCount >= target && state.pointee.dropping == 0
-                || state.pointee.frontWaitsOnlyFor(own)
+                || state.pointee.sealedWaitsOnlyFor(own)
             shared.lock.unlock()
             drop(consume released)
             if isDone { return }
@@ -171,7 +167,7 @@ enum Reclamation {
         let state = shared.state
         let (released, outgrown) = shared.lock.withLock {
             let outgrown = state.pointee.remove(thread)
-            return (state.pointee.release(all: false, adding: []), outgrown)
+            return (state.pointee.advance(), outgrown)
         }
         drop(consume released)
         // A lock-free scan may still read the thread's state, which is freed as it exits.
@@ -189,29 +185,34 @@ enum Reclamation {
         shared.lock.withLock { state.pointee.dropping -= count }
     }
 
-    /// The queue length at which a retiring writer waits for the readers it waits on (``reclaimAll()``): the
-    /// bound on memory when a reader stays inside one section indefinitely.
+    /// The number of retires waiting (in the sealed and the current bag) at which a retiring writer waits for
+    /// the readers the sealed bag waits on (``reclaimAll()``): the bound on memory when a reader stays inside
+    /// one section indefinitely.
     static let pendingLimit = 1 << 14
 
     /// What a retire or reclaim releases once the threads' lock is unlocked.
     private struct Released {
-        var batches: [Batch] = []
+        var garbage: [Any] = []
+        var moreGarbage: [Any] = []
         var registrations: [any Registration] = []
 
-        var count: Int { batches.count + registrations.count }
+        /// What ``State/dropping`` counts for it.
+        var count: Int { garbage.count + moreGarbage.count + registrations.count }
     }
 
-    /// What one retire left for readers, with the readers it waits for.
-    private struct Batch {
-        /// The threads inside a section when it was retired, with the counter each had; a thread is
-        /// cleared (nil) when it exits.
+    /// What retires left for readers, sealed with the readers it waits for.
+    private struct Bag {
+        /// The threads inside a section when it was sealed, with the counter each had; a thread is cleared
+        /// (nil) when it exits.
         var readers: [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)]
-        var garbage: Any
+        var garbage: [Any]
         var registrations: [any Registration]
+        /// How many retires it holds.
+        var retires: Int
 
         /// Whether every recorded thread has left the section it was in. Call with the threads' lock held (a
         /// recorded thread's state stays allocated while it is registered).
-        var isReady: Bool {
+        var isOver: Bool {
             readers.allSatisfy { reader in
                 guard let thread = reader.thread else { return true }
                 return stimpak_section_load(thread) != reader.seen
@@ -236,7 +237,7 @@ enum Reclamation {
     /// of the global itself, which the thread sanitizer reports as racing with every other access.
     private static let shared = Shared()
 
-    /// The registered threads, the pending batches and the parked registrations; guarded by the threads' lock.
+    /// The registered threads, the bags and the parked registrations; guarded by the threads' lock.
     private struct State {
         /// The registered threads' states' addresses, `count` of them at `threads`, which has room for `capacity`;
         /// written with atomic stores and published in `words` for ``Reclamation/isQuiescent()``.
@@ -244,15 +245,17 @@ enum Reclamation {
         var count = 0
         var capacity = 0
         let words: AtomicWord
-        /// Batches oldest first, from `head` on (the ones before it are released).
-        var pending: [Batch] = []
-        var head = 0
+        /// What was retired since ``sealed`` was sealed: sealed in turn once that bag is released.
+        var current: [Any] = []
+        var currentRegistrations: [any Registration] = []
+        /// The bag whose grace period runs, if any.
+        var sealed: Bag?
         /// Ready registrations found on a thread's resolution path: their factories are running.
         var parked: [any Registration] = []
-        /// How many batches were ever appended, and released: the queue is first in, first out.
+        /// How many retires were ever appended to a bag, and released: bags are released in order.
         var appended = 0
         var releasedCount = 0
-        /// How many batches and registrations were taken to release and are not yet dropped.
+        /// How many garbage items and registrations were taken to release and are not yet dropped.
         var dropping = 0
 
         init(words: AtomicWord) {
@@ -264,22 +267,13 @@ enum Reclamation {
             UnsafeMutablePointer(bitPattern: stimpak_load(threads.unsafelyUnwrapped + index)).unsafelyUnwrapped
         }
 
-        /// Publishes whether batches are pending or registrations parked. Call after changing either.
+        /// Publishes whether bags wait or registrations are parked. Call after changing either.
         mutating func publishBusy() {
-            words.advanced(by: Words.busy).store(pending.isEmpty && parked.isEmpty ? 0 : 1)
+            words.advanced(by: Words.busy).store(sealed == nil && current.isEmpty && parked.isEmpty ? 0 : 1)
         }
 
         // Methods are `mutating`, reached through the pointer: a non-mutating one copies the state (retaining its
         // arrays) on every call.
-
-        mutating func pendingCount() -> Int { pending.count - head }
-
-        /// Whether a registered thread (this one included) is inside a read section.
-        @inline(__always)
-        mutating func hasReaderInside() -> Bool {
-            for index in 0..<count where stimpak_section_load(thread(at: index)) & 1 == 1 { return true }
-            return false
-        }
 
         /// The threads inside a read section, with their counters.
         mutating func readersInside() -> [(thread: UnsafeMutablePointer<stimpak_thread_state>?, seen: UInt)] {
@@ -292,11 +286,14 @@ enum Reclamation {
             return readers
         }
 
-        /// Whether the oldest pending batch waits for `own`'s open section and for no other thread.
-        mutating func frontWaitsOnlyFor(_ own: UnsafeMutablePointer<stimpak_thread_state>) -> Bool {
-            guard head < pending.count else { return false }
+        /// The retires not released yet.
+        mutating func pendingRetires() -> Int { appended - releasedCount }
+
+        /// Whether the sealed bag waits for `own`'s open section and for no other thread.
+        mutating func sealedWaitsOnlyFor(_ own: UnsafeMutablePointer<stimpak_thread_state>) -> Bool {
+            guard let sealed else { return false }
             var waitsForOwn = false
-            for reader in pending[head].readers {
+            for reader in sealed.readers {
                 guard let thread = reader.thread, stimpak_section_load(thread) == reader.seen else { continue }
                 if thread != own { return false }
                 waitsForOwn = true
@@ -304,44 +301,43 @@ enum Reclamation {
             return waitsForOwn
         }
 
-        /// Takes the pending batches (all of them when no thread is inside a section, else the ready ones at
-        /// the front of the queue) and the registrations among them, `registrations` and the parked ones that
-        /// are on no thread's resolution path; parks the others.
-        mutating func release(all: Bool, adding registrations: [any Registration]) -> Released {
-            var end = head
-            if all {
-                end = pending.count
-            } else {
-                while end < pending.count, pending[end].isReady { end += 1 }
-            }
+        /// Moves the grace periods on: takes the sealed bag if its grace period is over, then, when no bag is
+        /// sealed, seals the current one with the readers inside a section now, or takes it too when there are
+        /// none. Takes the registrations of what it takes, and the parked ones, that are on no thread's
+        /// resolution path; parks the others.
+        mutating func advance() -> Released {
             var released = Released()
-            var candidates = parked
-            candidates.append(contentsOf: registrations)
-            if end > head {
-                releasedCount += end - head
-                released.batches = Array(pending[head..<end])
-                for batch in released.batches { candidates.append(contentsOf: batch.registrations) }
-                if end == pending.count {
-                    pending.removeAll(keepingCapacity: pending.count <= 64)
-                    head = 0
+            var candidates: [any Registration] = []
+            if let bag = sealed, bag.isOver {
+                sealed = nil
+                released.garbage = bag.garbage
+                candidates = bag.registrations
+                releasedCount += bag.retires
+            }
+            if sealed == nil, !current.isEmpty {
+                let readers = readersInside()
+                if readers.isEmpty {
+                    // Nothing unpublished can still be held: the current bag is released now.
+                    swap(&released.moreGarbage, &current)
+                    candidates.append(contentsOf: currentRegistrations)
+                    releasedCount += released.moreGarbage.count
                 } else {
-                    // Released places are dropped once they are half the queue, not one by one.
-                    for index in head..<end { pending[index] = Batch(readers: [], garbage: (), registrations: []) }
-                    head = end
-                    if head >= pending.count / 2 {
-                        pending.removeFirst(head)
-                        head = 0
-                    }
+                    var garbage: [Any] = []
+                    swap(&garbage, &current)
+                    sealed = Bag(readers: readers, garbage: garbage, registrations: currentRegistrations, retires: garbage.count)
+                }
+                currentRegistrations = []
+            }
+            if !parked.isEmpty {
+                candidates.append(contentsOf: parked)
+                parked = []
+            }
+            if !candidates.isEmpty {
+                let paths = ResolutionPaths(threads: threads, count: count)
+                for registration in candidates {
+                    if paths.contain(registration) { parked.append(registration) } else { released.registrations.append(registration) }
                 }
             }
-            if candidates.isEmpty {
-                dropping += released.count
-                publishBusy()
-                return released
-            }
-            let paths = ResolutionPaths(threads: threads, count: count)
-            parked = candidates.filter { paths.contain($0) }
-            released.registrations = parked.isEmpty ? candidates : candidates.filter { !paths.contain($0) }
             dropping += released.count
             publishBusy()
             return released
@@ -366,11 +362,9 @@ enum Reclamation {
             words.advanced(by: Words.count).store(UInt(count))
             // Threads that came and went cost neither memory nor a later writer's scan.
             let outgrown = capacity > 16 && count <= capacity / 4 ? resize(to: capacity / 2) : nil
-            // Its state is freed as it exits: no batch reads it again (and it is outside every section).
-            for batchIndex in head..<pending.count {
-                for reader in pending[batchIndex].readers.indices where pending[batchIndex].readers[reader].thread == thread {
-                    pending[batchIndex].readers[reader].thread = nil
-                }
+            // Its state is freed as it exits: the sealed bag does not read it again (it is outside every section).
+            for reader in sealed?.readers.indices ?? 0..<0 where sealed?.readers[reader].thread == thread {
+                sealed?.readers[reader].thread = nil
             }
             return outgrown
         }

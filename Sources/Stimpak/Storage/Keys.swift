@@ -103,6 +103,7 @@ public struct ServiceKey: Hashable, @unchecked Sendable, CustomStringConvertible
 /// any other key is held as `AnyHashable`. Keys compare and hash exactly as their `AnyHashable`s do:
 /// `Int8(3)` opens the same child as `3`.
 // Unchecked only because `AnyHashable` is not `Sendable`: scope keys are documented to be immutable values.
+@usableFromInline
 enum ScopeKey: Hashable, @unchecked Sendable {
     case integer(Int)
     case string(String)
@@ -111,6 +112,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {
     /// goes through its value witnesses, on every scope).
     case other(OtherKey)
 
+    @usableFromInline
     final class OtherKey: @unchecked Sendable {  // immutable; see the note on `AnyHashable` above
         let key: AnyHashable
 
@@ -119,6 +121,8 @@ enum ScopeKey: Hashable, @unchecked Sendable {
         }
     }
 
+    /// In line, so that a caller's concrete `Key` folds the branches into one (`.integer` for an `Int`).
+    @inlinable
     init<Key: Hashable>(_ key: Key) {
         // `Key` is the type compared in each branch.
         if Key.self == Int.self {
@@ -134,6 +138,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {
 
     /// A key given as `AnyHashable`: its base unwrapped when it is an `Int`, a `String` or an anonymous key
     /// (so `.other` holds none of these).
+    @usableFromInline
     init(erased key: AnyHashable) {
         let base = key.base
         switch CommonKey.of(base) {
@@ -176,6 +181,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {
         }
     }
 
+    @usableFromInline
     static func == (left: ScopeKey, right: ScopeKey) -> Bool {
         switch (left, right) {
         case (.integer(let left), .integer(let right)): return left == right
@@ -191,6 +197,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {
     /// What the key's `AnyHashable` hashes, so that keys equal across representations hash equally: an
     /// `Int`'s and a `String`'s own hash is what their `AnyHashable` hashes (a 64-bit integer's bits, the
     /// string's). An anonymous key equals only itself.
+    @usableFromInline
     func hash(into hasher: inout Hasher) {
         switch self {
         case .integer(let integer): hasher.combine(integer)
@@ -202,6 +209,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {
 
     /// The same hash in one call (the dictionary's customization point, and what `hashValue` calls): an
     /// `Int`'s one-shot hash equals what `hash(into:)` feeds a `Hasher` for it, without building one.
+    @usableFromInline
     func _rawHashValue(seed: Int) -> Int {
         switch self {
         case .integer(let integer): return integer._rawHashValue(seed: seed)
