@@ -140,6 +140,37 @@ import Darwin
         #expect(firstInstance == nil, "a later disposal released it")
     }
 
+    /// Disposals made while a reader stays inside its section pile up (the first in the sealed bag, the others in
+    /// the current one): none is released while the reader stays, and every one is once it has left, by later
+    /// writers alone.
+    @Test func retiresPiledUpBehindAReaderAreAllReleasedOnceItLeft() {
+        final class WeakFoo {
+            weak var instance: Foo?
+            init(_ instance: Foo?) { self.instance = instance }
+        }
+        let container = Container()
+        let hold = Hold()
+        container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
+        container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
+        let finished = Self.holdReader(in: container, hold: hold)
+        var instances: [WeakFoo] = []
+        for id in 0..<200 {
+            let scope = container.openScope(id + 10)
+            instances.append(WeakFoo(scope.resolve(Foo.self, key: "scoped")))
+            scope.dispose()
+        }
+        #expect(instances.allSatisfy { $0.instance != nil }, "kept while the reader is inside")
+        hold.letGo.fire()
+        #expect(finished.wait())
+        // Other tests' threads may be inside sections now: a few writes, each after those readers have had time
+        // to move on.
+        for round in 0..<1_000 where instances.contains(where: { $0.instance != nil }) {
+            container.openScope(round + 1_000).dispose()
+            usleep(1_000)
+        }
+        #expect(instances.allSatisfy { $0.instance == nil }, "later disposals released every one")
+    }
+
     @Test func survivorsAreJudgedAfterPendingReleases() throws {
         let container = Container()
         container.tracksInstances = true
