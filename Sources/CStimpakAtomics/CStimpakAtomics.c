@@ -56,8 +56,11 @@ void stimpak_mutex_lock_contended(uint32_t *word) {
     }
 }
 
+// Wakes every sleeper, not one: a woken thread runs only when the scheduler gives it a slice, so waking one at a
+// time drains N sleepers in N slices (milliseconds each when threads outnumber cores), while those woken together
+// take the lock in turn within about one; a sleeper that loses the race costs a failed exchange and a FUTEX_WAIT.
 void stimpak_mutex_wake(uint32_t *word) {
-    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, (void *)0, (void *)0, 0);
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, (void *)0, (void *)0, 0);
 }
 #endif
 

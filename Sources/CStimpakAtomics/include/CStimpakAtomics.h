@@ -144,7 +144,7 @@ static inline __attribute__((always_inline)) void stimpak_mutex_lock(uint32_t *_
 // read-modify-write such as this exchange, so what the lock's holder retained stays retained before others run.
 // Keep it an exchange: a plain release store here would let a retain of a guarded object sink past the unlock.
 static inline __attribute__((always_inline)) void stimpak_mutex_unlock(uint32_t *_Nonnull word) {
-    // 2: a thread may be asleep; it is woken, and marks the word 2 again when it takes the lock.
+    // 2: threads may be asleep; they are woken, and the one that takes the lock marks the word 2 again.
     if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2) stimpak_mutex_wake(word);
 }
 #endif

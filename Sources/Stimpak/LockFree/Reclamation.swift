@@ -10,33 +10,37 @@ import CStimpakAtomics
 // Deferred reclamation: the retire and reclaim steps of the lock-free protocol (ReadSection.swift has publish
 // and read-and-pin; ARCHITECTURE.md gives the argument). Every writer that unpublished something under the
 // container's lock hands it here after unlocking, and never waits for a reader. Grace periods in the manner of
-// RCU's `call_rcu` and crossbeam-epoch's bags: one snapshot of the readers covers every retire made until it
-// is over, so a writer under readers pays a few loads and an append, not a scan of every thread.
+// RCU's `call_rcu` and crossbeam-epoch's bags: one snapshot of the readers covers many retires, so a writer
+// under readers pays a few loads and an append, not a scan of every thread.
 //
 // - retire: the writer reads every registered thread's section counter (seq-cst). When none is odd and nothing
 //   waits (no thread is inside a section, the common case), nothing unpublished can still be held: what it
 //   retires is released at once, on this thread, with no lock taken (`isQuiescent`: the list of threads is read
 //   while a count of scans is up, and what leaves the list is freed only once that count is 0). Otherwise,
 //   under the threads' lock, it appends what it retires to the current bag.
-// - grace period: at most one bag is sealed at a time, with the odd counters seen when it was sealed (the
-//   readers inside a section then). It is over once each of those threads has moved its counter on (left that
-//   section) or exited. A retire first releases the sealed bag if its grace period is over (a load per recorded
-//   thread, stopping at the first one still inside), then appends, then, when no bag is sealed, seals the
-//   current one: a scan of every counter, once per grace period. A scan that finds no thread inside releases
-//   the bag at once. `reclaimAll()` (tests, leak checks) waits for the readers, then releases everything.
-// - A retired registration is released only once its bag is released and it is on no thread's resolution path
-//   (its factory may be running); until then it is parked here and looked for again at each retire.
+// - grace period: the current bag is sealed, with the odd counters seen then (the readers inside a section),
+//   when no other bag is sealed or once it holds `sealingSize` retires; a bag's grace period is over once each
+//   thread it recorded has moved its counter on (left that section) or exited. A retire releases the sealed
+//   bags at the front of the queue whose grace period is over (a load per recorded thread, stopping at the
+//   first one still inside), then appends, then seals if it is time: a scan of every counter. A scan that
+//   finds no thread inside releases the bag at once. `reclaimAll()` (tests, leak checks) waits for the
+//   readers, then releases everything.
+// - A retired registration is released only once its bag is and it is on no thread's resolution path (its
+//   factory may be running); until then it is parked here and looked for again at each retire.
 //
 // Why sealing late is safe: what a bag holds was unpublished before it was appended, so before the bag was
 // sealed. A reader that can still hold it entered its section before that unpublishing store; if it is still
 // inside at the seal, the seal records it, and if it has left, it holds nothing.
 //
-// Why garbage stays bounded: a sealed bag waits only for sections that were open when it was sealed, and a
-// section runs no factory, callback or lock (only a key's `==`), so every grace period ends within one
-// section's length, a time slice when its reader is preempted; the next retire then releases it and seals
-// what piled up meanwhile. Should a reader stay inside a section for as long as it takes `pendingLimit` retires
-// to pile up (a debugger holding it), the retiring writer waits for that reader (`reclaimAll`) as a last
-// resort, which bounds memory.
+// Why the front is enough: bags are sealed in order under the lock. A thread recorded in an older bag with
+// counter s is, when a newer bag is sealed, either still at s (recorded there too) or past it. So a bag whose
+// grace period is over has predecessors whose periods are over: they end in queue order.
+//
+// Why garbage stays bounded: a bag waits only for sections that were open when it was sealed, and a section
+// runs no factory, callback or lock (only a key's `==`), so every grace period ends within one section's
+// length, a time slice when its reader is preempted, and the next retire releases the bag. Should a reader
+// stay inside a section for as long as it takes `pendingLimit` retires to pile up (a debugger holding it), the
+// retiring writer waits for that reader (`reclaimAll`) as a last resort, which bounds memory.
 
 /// What lock-free readers may still hold, released once none can: the one place that pairs "unpublished under
 /// the lock" with "released after it".
@@ -138,8 +142,8 @@ enum Reclamation {
         let target = state.pointee.appended
         while true {
             let released = state.pointee.advance()
-            // A sealed bag that waits for this thread's own open section (a key's `==` that called this) can't
-            // be released here.
+            // The oldest sealed bag can't be released here while it waits for this thread's own open section (a
+            // key's `==` that called this).
             let isDone =
                 state.pointee.releasedCount >= target && state.pointee.dropping == 0
                 || state.pointee.sealedWaitsOnlyFor(own)
@@ -185,19 +189,22 @@ enum Reclamation {
         shared.lock.withLock { state.pointee.dropping -= count }
     }
 
-    /// The number of retires waiting (in the sealed and the current bag) at which a retiring writer waits for
-    /// the readers the sealed bag waits on (``reclaimAll()``): the bound on memory when a reader stays inside
-    /// one section indefinitely.
+    /// The number of retires waiting (in the bags) at which a retiring writer waits for the readers they wait
+    /// on (``reclaimAll()``): the bound on memory when a reader stays inside one section indefinitely.
     static let pendingLimit = 1 << 14
+
+    /// How many retires the current bag takes before it is sealed behind another: one scan of the counters per
+    /// that many retires, and what a retire waits beyond its grace period.
+    static let sealingSize = 64
 
     /// What a retire or reclaim releases once the threads' lock is unlocked.
     private struct Released {
+        var bags: [Bag] = []
         var garbage: [Any] = []
-        var moreGarbage: [Any] = []
         var registrations: [any Registration] = []
 
         /// What ``State/dropping`` counts for it.
-        var count: Int { garbage.count + moreGarbage.count + registrations.count }
+        var count: Int { bags.count + garbage.count + registrations.count }
     }
 
     /// What retires left for readers, sealed with the readers it waits for.
@@ -245,11 +252,12 @@ enum Reclamation {
         var count = 0
         var capacity = 0
         let words: AtomicWord
-        /// What was retired since ``sealed`` was sealed: sealed in turn once that bag is released.
+        /// What was retired since the last bag was sealed.
         var current: [Any] = []
         var currentRegistrations: [any Registration] = []
-        /// The bag whose grace period runs, if any.
-        var sealed: Bag?
+        /// The bags whose grace periods run, oldest first, from `head` on (the ones before it are released).
+        var sealed: [Bag] = []
+        var head = 0
         /// Ready registrations found on a thread's resolution path: their factories are running.
         var parked: [any Registration] = []
         /// How many retires were ever appended to a bag, and released: bags are released in order.
@@ -269,7 +277,7 @@ enum Reclamation {
 
         /// Publishes whether bags wait or registrations are parked. Call after changing either.
         mutating func publishBusy() {
-            words.advanced(by: Words.busy).store(sealed == nil && current.isEmpty && parked.isEmpty ? 0 : 1)
+            words.advanced(by: Words.busy).store(head == sealed.count && current.isEmpty && parked.isEmpty ? 0 : 1)
         }
 
         // Methods are `mutating`, reached through the pointer: a non-mutating one copies the state (retaining its
@@ -289,11 +297,11 @@ enum Reclamation {
         /// The retires not released yet.
         mutating func pendingRetires() -> Int { appended - releasedCount }
 
-        /// Whether the sealed bag waits for `own`'s open section and for no other thread.
+        /// Whether the oldest sealed bag waits for `own`'s open section and for no other thread.
         mutating func sealedWaitsOnlyFor(_ own: UnsafeMutablePointer<stimpak_thread_state>) -> Bool {
-            guard let sealed else { return false }
+            guard head < sealed.count else { return false }
             var waitsForOwn = false
-            for reader in sealed.readers {
+            for reader in sealed[head].readers {
                 guard let thread = reader.thread, stimpak_section_load(thread) == reader.seen else { continue }
                 if thread != own { return false }
                 waitsForOwn = true
@@ -301,30 +309,45 @@ enum Reclamation {
             return waitsForOwn
         }
 
-        /// Moves the grace periods on: takes the sealed bag if its grace period is over, then, when no bag is
-        /// sealed, seals the current one with the readers inside a section now, or takes it too when there are
-        /// none. Takes the registrations of what it takes, and the parked ones, that are on no thread's
-        /// resolution path; parks the others.
+        /// Moves the grace periods on: takes the sealed bags at the front whose grace period is over, then seals
+        /// the current bag with the readers inside a section now when no bag is sealed or it is full, or takes it
+        /// too when there are none. Takes the registrations of what it takes, and the parked ones, that are on no
+        /// thread's resolution path; parks the others.
         mutating func advance() -> Released {
             var released = Released()
             var candidates: [any Registration] = []
-            if let bag = sealed, bag.isOver {
-                sealed = nil
-                released.garbage = bag.garbage
-                candidates = bag.registrations
-                releasedCount += bag.retires
+            var end = head
+            while end < sealed.count, sealed[end].isOver { end += 1 }
+            if end > head {
+                released.bags.reserveCapacity(end - head)
+                for index in head..<end {
+                    // Moved out, not copied: the place keeps an empty bag until the queue is compacted.
+                    var bag = Bag(readers: [], garbage: [], registrations: [], retires: 0)
+                    swap(&bag, &sealed[index])
+                    releasedCount += bag.retires
+                    candidates.append(contentsOf: bag.registrations)
+                    released.bags.append(bag)
+                }
+                head = end
+                if head == sealed.count {
+                    sealed.removeAll(keepingCapacity: sealed.count <= 64)
+                    head = 0
+                } else if head >= sealed.count / 2 {
+                    sealed.removeFirst(head)
+                    head = 0
+                }
             }
-            if sealed == nil, !current.isEmpty {
+            if !current.isEmpty, head == sealed.count || current.count >= Reclamation.sealingSize {
                 let readers = readersInside()
-                if readers.isEmpty {
+                if readers.isEmpty && head == sealed.count {
                     // Nothing unpublished can still be held: the current bag is released now.
-                    swap(&released.moreGarbage, &current)
+                    swap(&released.garbage, &current)
                     candidates.append(contentsOf: currentRegistrations)
-                    releasedCount += released.moreGarbage.count
+                    releasedCount += released.garbage.count
                 } else {
                     var garbage: [Any] = []
                     swap(&garbage, &current)
-                    sealed = Bag(readers: readers, garbage: garbage, registrations: currentRegistrations, retires: garbage.count)
+                    sealed.append(Bag(readers: readers, garbage: garbage, registrations: currentRegistrations, retires: garbage.count))
                 }
                 currentRegistrations = []
             }
@@ -362,9 +385,11 @@ enum Reclamation {
             words.advanced(by: Words.count).store(UInt(count))
             // Threads that came and went cost neither memory nor a later writer's scan.
             let outgrown = capacity > 16 && count <= capacity / 4 ? resize(to: capacity / 2) : nil
-            // Its state is freed as it exits: the sealed bag does not read it again (it is outside every section).
-            for reader in sealed?.readers.indices ?? 0..<0 where sealed?.readers[reader].thread == thread {
-                sealed?.readers[reader].thread = nil
+            // Its state is freed as it exits: no bag reads it again (it is outside every section).
+            for bag in head..<sealed.count {
+                for reader in sealed[bag].readers.indices where sealed[bag].readers[reader].thread == thread {
+                    sealed[bag].readers[reader].thread = nil
+                }
             }
             return outgrown
         }
