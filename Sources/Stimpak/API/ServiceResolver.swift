@@ -61,7 +61,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// unspecialized code (the locked path, a registration made in generic code) tests an optional array
     /// without metadata, but asks the runtime for the array's type to make an empty one or to count it.
     @exclusivity(unchecked) var decoratorsIfAny: [Decorator<Service>]?
-    /// What ``route`` reads, kept beside the generic settings above: reading those in unspecialized code looks
+    /// What ``route(_:)`` reads, kept beside the generic settings above: reading those in unspecialized code looks
     /// their generic metadata up (thousands of instructions per registration when a table is built).
     @exclusivity(unchecked) var ignoresArguments = true
     @exclusivity(unchecked) var hasResolvedCallback = false

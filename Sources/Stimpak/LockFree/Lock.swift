@@ -84,24 +84,24 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
 /// The container's lock: it guards the registry, every scope's state and each registration's settings (see
 /// ARCHITECTURE.md, "Where the lock is"). Holding it is a value: ``acquire()`` returns a ``Locked`` token, and
 /// only ``release(_:)`` gives the lock back, consuming the token, so what a function does with the lock is in
-/// its signature and the compiler checks it.
+/// its signature, and the compiler checks it.
 ///
-/// The naming rule, for every function of the code the lock guards:
+/// The one naming rule for the code the lock guards:
 /// - `Locked`, and a parameter or variable named `locked`, is the token and nothing else. The slow path of a
-///   resolve is the *locked path* (`lockedPath` where code names it).
-/// - A function that needs the lock takes the token, as its last parameter, `_ locked`:
+///   resolve is the *locked path* in prose, and `lockedPath` in code.
+/// - A function that needs the lock takes the token as its last parameter, `_ locked`:
 ///   - `borrowing Locked`: the lock is held throughout;
-///   - `inout Locked`: it may be released and taken again meanwhile (what was read before may have changed);
-///     it is held when the function returns or throws;
-///   - `consuming Locked`: it is released before the function returns or throws. A function that returns
-///     with it still held gives the token back (`-> Locked`, or a ``Holding`` value), and throws with it
-///     released.
+///   - `inout Locked`: it may be released and taken again meanwhile (what was read before may have changed),
+///     and is held when the function returns or throws;
+///   - `consuming Locked`: it is released before the function returns or throws. One that returns with it
+///     still held gives the token back (`-> Locked`, or a ``Holding`` value), and throws with it released.
 /// - A function without a token does not need the lock. One that takes the lock itself to do what a function
 ///   with a token does is named `lockAnd` and that function's name (`lockAndFind`, `lockAndKeepDisposal`).
-///   "Call without the container's lock" is said where it matters (user code runs, or the lock is taken).
+///   Where it matters (user code runs, or the lock is taken), its documentation says so ("Call without the
+///   lock").
 ///
-/// The stored state the lock guards says so where it is declared; the token checks the functions that
-/// reach it, not each access.
+/// The stored state the lock guards says so where it is declared; the token checks the functions that reach
+/// it, not each access.
 struct ContainerLock: ~Copyable, Sendable {
     private let lock = Lock()
 

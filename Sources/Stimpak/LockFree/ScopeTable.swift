@@ -2,7 +2,7 @@
 /// (a comparator), and for a slot the instance published for the lock-free path (see ``CachedInstance``).
 /// A registration that needs no slot's states keeps its instance in the entry itself, with its registration
 /// and creation number, and the creating thread's context marks the entry while it is made (see
-/// ``Scope/resolveInTable(_:_:owner:)``).
+/// ``Scope/resolveInTable(_:_:owner:_:)``).
 ///
 /// Open addressing over the entries allocated at the end of the table's own object (one allocation). The
 /// locked path inserts and publishes under the container's lock; the lock-free path probes inside a read

@@ -297,8 +297,8 @@ extension Scope {
     }
 
     /// Runs an async factory of a reused service, then commits the instance
-    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Called with the lock released and the slot marked
-    /// with `creation`; every way out settles the slot and wakes the waiters, who share this creation's failure
+    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Call without the lock, with the slot marked with
+    /// `creation`; every way out settles the slot and wakes the waiters, who share this creation's failure
     /// (all but the creator's cancellation, after which one of them makes the instance).
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,

@@ -2,7 +2,7 @@
 /// arguments, or per arguments equal under a comparator).
 extension Scope {
     /// Whether this scope, as the owner of `resolver`'s instance, keeps it in its table as it is (see
-    /// ``resolveInTable(_:_:owner:)``): a child scope, the registration not made in a scope, and one that needs
+    /// ``resolveInTable(_:_:owner:_:)``): a child scope, the registration not made in a scope, and one that needs
     /// none of a slot's states (``ServiceRegistration/isKeptInTable(_:)``).
     @inline(__always)
     func keepsInTable<Service, Args>(

@@ -2,7 +2,7 @@
 /// path (Scope+SyncResolution.swift, Scope+TableEntry.swift) and the async one (Scope+AsyncResolution.swift),
 /// which differ only where the async one awaits: its factory, and a wait for another task's creation.
 ///
-/// A creation, on either path: the rules checked before it (``refuseCaptive(_:node:)``), the factory and its
+/// A creation, on either path: the rules checked before it (``refuseCaptive(_:node:_:)``), the factory and its
 /// decorators (``decorate(_:of:with:in:layers:)``), timed for the observer (``creationStart()``), then a
 /// transient handed out (``handOut(transient:layers:of:onResolved:)``: its `resolved` callback, the disposable
 /// transient rule) or a reused instance committed (``commit(_:layers:of:at:by:onResolved:onDispose:)``: its
@@ -46,7 +46,7 @@ extension Scope {
     }
 
     /// Runs a registration's synchronous factory and its decorators with the registration on this thread's
-    /// resolution path. Called with the lock released. A decorated instance's layers that dispose themselves
+    /// resolution path. Call without the lock. A decorated instance's layers that dispose themselves
     /// go to `layers` (an `inout` of a non-generic type: a generic result type would look up its metadata on
     /// every creation, the locked path being unspecialized).
     func make<Service, Args>(
@@ -110,7 +110,7 @@ extension Scope {
 
     /// Runs `resolver`'s `resolved` callback on `instance` with the registration on this thread's resolution
     /// path (`context`, this thread's), so that a resolve of it from the callback is seen as a cycle or gets
-    /// the instance cached for the callback. Called with the lock released.
+    /// the instance cached for the callback. Call without the lock.
     func runCallback<Service, Args>(
         _ callback: @Sendable (Scope, Service) throws -> Void,
         of resolver: ServiceResolver<Service, Args>,
@@ -141,7 +141,7 @@ extension Scope {
 
     /// Hands out a new transient instance: runs its `resolved` callback (an instance whose callback throws is
     /// discarded: no one will get it), then applies the disposable-transient rule
-    /// (``admitDisposableTransient(_:of:layers:)``). Called with the lock released.
+    /// (``admitDisposableTransient(_:of:layers:)``). Call without the lock.
     func handOut<Service, Args>(
         transient instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?
@@ -159,7 +159,7 @@ extension Scope {
     }
 
     /// Hands out, or has this scope track, or disposes and refuses a `Disposable` instance of a transient,
-    /// as its registration says. Called with the lock released.
+    /// as its registration says. Call without the lock: it takes it.
     @usableFromInline
     func admitDisposableTransient<Service, Args>(
         _ instance: Service, of resolver: ServiceResolver<Service, Args>
@@ -196,7 +196,7 @@ extension Scope {
     /// its `resolved` callback with the instance cached for this thread (so that what the callback resolves can
     /// get back to it), then caches it in the slot, publishes and tracks it, and wakes the waiters. Every way
     /// out settles the slot: a value made by a `.weak` registration, the owner disposed meanwhile, a callback
-    /// that throws. Called with the lock released.
+    /// that throws. Call without the lock.
     func commit<Service, Args>(
         _ instance: Service,
         layers: [InstanceDisposal]?,
@@ -326,8 +326,8 @@ extension Scope {
         }
     }
 
-    /// Ends `creation` without an instance (``end(_:failing:_:)``) and wakes its waiters. Called with the lock
-    /// released, on the scope that owns the creation.
+    /// Ends `creation` without an instance (``end(_:failing:_:)``) and wakes its waiters. Call without the lock,
+    /// on the scope that owns the creation.
     func abandon(_ creation: Creation, failing failure: ResolutionError?) {
         let waiters = registry.lock.withLock { locked in end(creation, failing: failure, locked) }
         waiters.wake()
@@ -467,7 +467,7 @@ enum SlotMaker {
 /// A creation under way, as other resolves find it; every way out of it ends it (see ``Scope/end(_:failing:_:)``).
 enum Creation {
     /// The owner's table entry at the index, marked with the creating thread's context (see
-    /// ``Scope/resolveInTable(_:_:owner:)``).
+    /// ``Scope/resolveInTable(_:_:owner:_:)``).
     case tableEntry(Int, ResolutionContext)
     /// A slot.
     case slot(Slot, SlotMaker)

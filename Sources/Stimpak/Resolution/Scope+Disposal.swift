@@ -291,7 +291,7 @@ final class WaitingDisposal: @unchecked Sendable {  // every property is guarded
         self.remaining = remaining
     }
 
-    /// Takes the deferred subtree: for the one thread that ``countDown()`` told to run it (the lock ordered
+    /// Takes the deferred subtree: for the one thread that ``countDown(_:)`` told to run it (the lock ordered
     /// that after the subtree was stored), without the lock.
     func takeDeferred() -> (Scope, Scope.Detached)? {
         deferred.take()

@@ -162,8 +162,8 @@ extension Scope {
     }
 
     /// Runs the factory of a reused service on this thread, then commits the instance
-    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Called with the lock released and the slot
-    /// `.creating` on this thread (`context`); every way out settles the slot and finishes the flight of any
+    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Call without the lock, with the slot `.creating`
+    /// on this thread (`context`); every way out settles the slot and finishes the flight of any
     /// thread waiting for it.
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>,

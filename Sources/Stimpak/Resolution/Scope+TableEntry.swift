@@ -2,7 +2,7 @@
 /// another resolve needs one. See ARCHITECTURE.md.
 extension Scope {
     /// Resolves a registration whose instance `owner`, a child scope, keeps in its table as it is, with no
-    /// ``Slot`` (see ``ServiceRegistration/isKeptInTable``): one allocation less per instance. While this thread
+    /// ``Slot`` (see ``ServiceRegistration/isKeptInTable(_:)``): one allocation less per instance. While this thread
     /// makes it, this thread's context marks the entry. A thread that finds another's mark (or a path that
     /// needs a slot's states: a comparator set since, an async resolve) turns the entry into a slot first
     /// (see ``inflatedSlot(_:of:_:)``), and the marking thread settles that slot.
@@ -36,7 +36,7 @@ extension Scope {
 
     /// Runs the factory of a registration that `owner` keeps in its table (see
     /// ``resolveInTable(_:_:owner:_:)``), then keeps and publishes the instance there, or in the slot a waiting
-    /// thread made of the entry. Called with the lock released and the entry marked with `context`.
+    /// thread made of the entry. Call without the lock, with the entry marked with `context`.
     private func makeInTable<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,

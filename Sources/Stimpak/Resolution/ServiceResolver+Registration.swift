@@ -33,7 +33,7 @@ extension ServiceRegistration {
     }
 
     /// Whether a child scope keeps its instance in its table as it is, with no ``Slot`` (see
-    /// ``Scope/resolveInTable(_:_:owner:)``): `.inScope` or `.scopedTo`, arguments ignored, no `resolved`
+    /// ``Scope/resolveInTable(_:_:owner:_:)``): `.inScope` or `.scopedTo`, arguments ignored, no `resolved`
     /// callback, a synchronous factory.
     func isKeptInTable(_ locked: borrowing Locked) -> Bool {
         (reuse.kind == .inScope || reuse.kind == .scopedTo) && ignoresArguments && !hasResolvedCallback && !hasAsyncFactory

@@ -112,7 +112,7 @@ final class Registry: @unchecked Sendable {
     /// The keys of registrations refused because the container was disposed, for validation to report.
     var rejectedRegistrations: [ServiceKey] = []
     /// The slots threads made of the entries that another thread's mark held in a scope's table (see
-    /// ``Scope/resolveInTable(_:_:owner:)``), by scope and registration index: the marking thread settles each.
+    /// ``Scope/resolveInTable(_:_:owner:_:)``), by scope and registration index: the marking thread settles each.
     /// Empty unless a creation is waited for.
     @exclusivity(unchecked) var inflatedCreations: [(scope: ObjectIdentifier, index: Int, slot: Slot)] = []
     /// Every decorator, in registration order: each new registration gets those that apply to it.
