@@ -159,7 +159,8 @@ final class Registry: @unchecked Sendable {
         return nextIndex
     }
 
-    /// Runs `body` with the lock held, then retires the published table, since the registrations changed.
+    /// Runs `body` with the lock held, then replaces the published table (``replaceTable(_:)``), since the
+    /// registrations changed.
     func change<T, E: Error>(_ body: (borrowing Locked) throws(E) -> T) throws(E) -> T {
         let locked = lock.acquire()
         let result: T
