@@ -27,14 +27,14 @@ extension Container {
         // Its key is interned before the lock: its `==` is user code.
         let erased = AnyDecorator(
             service: ObjectIdentifier(Service.self), keyBox: registry.registeredBox(for: key), decorator: decorator)
-        registry.change {
+        registry.change { locked in
             registry.decorators.append(erased)
             for (key, entry) in registry.entries where erased.applies(to: key) {
-                entry.registration?.attach(erased)
+                entry.registration?.attach(erased, locked)
                 // The scopes' own registrations of the service too.
                 guard entry.hasScopeRegistrations else { continue }
-                for scope in root.subtreeDeepestFirst() {
-                    if case .registration(let registration)? = scope.locals[key] { registration.attach(erased) }
+                for scope in root.subtreeDeepestFirst(locked) {
+                    if case .registration(let registration)? = scope.locals[key] { registration.attach(erased, locked) }
                 }
             }
         }
@@ -52,7 +52,8 @@ struct AnyDecorator: @unchecked Sendable {  // `decorator` is a `@Sendable` clos
     /// The `@Sendable (Scope, Service) throws -> Service` of the `Service` that `service` names.
     let decorator: Any
 
-    /// Whether it applies to the registration of `serviceKey`. Call with the lock held.
+    /// Whether it applies to the registration of `serviceKey`, whose key is interned: no key's `==` runs, so
+    /// the lock may be held.
     func applies(to serviceKey: ServiceKey) -> Bool {
         ObjectIdentifier(serviceKey.service) == service && (keyBox == nil || ServiceKey.sameKey(keyBox, serviceKey.keyBox))
     }

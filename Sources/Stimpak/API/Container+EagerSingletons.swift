@@ -54,7 +54,7 @@ extension Container {
 
     /// The eager singletons, in registration order.
     private var eagerSingletons: [any Registration] {
-        registry.lock.withLock {
+        registry.lock.withLock { _ in
             registry.entries.values.compactMap { entry -> (any Registration)? in
                 guard let registration = entry.registration, registration.reuse.isEager else { return nil }
                 return registration

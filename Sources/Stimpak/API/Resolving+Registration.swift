@@ -164,6 +164,6 @@ extension Resolving {
 extension Container {
     /// Every registration's service type, arguments type and key (the container's, not its scopes').
     public var registrations: [ServiceKey] {
-        registry.lock.withLock { registry.entries.values.compactMap { $0.registration?.serviceKey } }
+        registry.lock.withLock { _ in registry.entries.values.compactMap { $0.registration?.serviceKey } }
     }
 }

@@ -308,7 +308,7 @@ extension Resolving {
     /// The open child scopes of ``resolutionScope``, in the order they were opened (a server checks after a
     /// load test that no request scope is left open).
     public var openScopes: [Scope] {
-        resolutionScope.registry.lock.withLock { resolutionScope.openChildrenInOrder }
+        resolutionScope.registry.lock.withLock { locked in resolutionScope.openChildrenInOrder(locked) }
     }
 
     /// How many child scopes of ``resolutionScope`` are open.
@@ -395,7 +395,7 @@ extension Scope {
     func explained(_ error: ResolutionError, fileID: String, line: Int) -> ResolutionError {
         var error = error
         if error.code == .notRegistered, error.registeredAlternatives.isEmpty {
-            error.registeredAlternatives = registry.lock.withLock { registry.alternatives(to: error.requested) }
+            error.registeredAlternatives = registry.lock.withLock { locked in registry.alternatives(to: error.requested, locked) }
         }
         if error.fileID.isEmpty {
             error.fileID = fileID

@@ -105,7 +105,7 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// Whether the scope has been disposed; a disposed scope resolves nothing and opens nothing.
     public var isDisposed: Bool {
-        registry.lock.withLock { isDisposedValue }
+        registry.lock.withLock { _ in isDisposedValue }
     }
 
     /// Opens a child scope, or returns the open child that already has `key`.
@@ -131,7 +131,9 @@ public final class Scope: Resolving, @unchecked Sendable {
         // Hashed before the lock: hashing a key may run user code.
         let hash = key.hashValue
         guard key.comparesWithUserCode else {
-            return registry.lock.withLock { child(key, hash: hash) ?? addChild(key, hash: hash) }
+            return registry.lock.withLock { locked in
+                child(key, hash: hash, locked) ?? addChild(key, hash: hash, locked)
+            }
         }
         // The open children of the same hash are compared with the lock released, and the key is added once no
         // child of its hash is left uncompared. (A match found is returned even if it is disposed meanwhile:
@@ -140,9 +142,9 @@ public final class Scope: Resolving, @unchecked Sendable {
         // Holds the compared children, so that an identifier in `compared` names no other scope meanwhile.
         var held: [[Scope]] = []
         while true {
-            let (candidates, added) = registry.lock.withLock { () -> ([Scope], Scope?) in
-                let candidates = uncompared(hash: hash, compared: compared)
-                return (candidates, candidates.isEmpty ? addChild(key, hash: hash) : nil)
+            let (candidates, added) = registry.lock.withLock { locked -> ([Scope], Scope?) in
+                let candidates = uncompared(hash: hash, compared: compared, locked)
+                return (candidates, candidates.isEmpty ? addChild(key, hash: hash, locked) : nil)
             }
             if let added { return added }
             if let match = candidates.first(where: { $0.scopeKey == key }) { return match }
@@ -151,23 +153,23 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
     }
 
-    /// The open children whose key has `hash`, except those in `compared`. Call with the lock held.
-    private func uncompared(hash: Int, compared: Set<ObjectIdentifier>) -> [Scope] {
+    /// The open children whose key has `hash`, except those in `compared`.
+    private func uncompared(hash: Int, compared: Set<ObjectIdentifier>, _ locked: borrowing Locked) -> [Scope] {
         children.all(hash: hash) { child in !compared.contains(ObjectIdentifier(child)) }
     }
 
     /// Opens a new child scope under a key made for it (see ``Resolving/openScope()``).
     func openAnonymousScope() -> Scope {
-        registry.lock.withLock {
+        registry.lock.withLock { locked in
             // Hashed under the lock: the key is Stimpak's own, whose hash runs no user code.
             let key = ScopeKey.anonymous(nextChildSequence + 1)
-            return addChild(key, hash: key.hashValue)
+            return addChild(key, hash: key.hashValue, locked)
         }
     }
 
     /// A new child with `key`, whose hash is `hash`, linked among the open children (unless this scope is
-    /// disposed: then the child is born disposed). Call with the lock held.
-    private func addChild(_ key: ScopeKey, hash: Int) -> Scope {
+    /// disposed: then the child is born disposed).
+    private func addChild(_ key: ScopeKey, hash: Int, _ locked: borrowing Locked) -> Scope {
         nextChildSequence += 1
         let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
         if !isDisposedValue { children.insert(child) }
@@ -178,20 +180,19 @@ public final class Scope: Resolving, @unchecked Sendable {
     public subscript(key: AnyHashable) -> Scope? {
         let key = ScopeKey(erased: key)
         let hash = key.hashValue
-        guard key.comparesWithUserCode else { return registry.lock.withLock { child(key, hash: hash) } }
+        guard key.comparesWithUserCode else { return registry.lock.withLock { locked in child(key, hash: hash, locked) } }
         // Compared with the lock released: the key's `==` is user code.
-        let candidates = registry.lock.withLock { uncompared(hash: hash, compared: Set()) }
+        let candidates = registry.lock.withLock { locked in uncompared(hash: hash, compared: Set(), locked) }
         return candidates.first { $0.scopeKey == key }
     }
 
-    /// The open children in opening order. Call with the lock held.
-    var openChildrenInOrder: [Scope] {
+    /// The open children in opening order.
+    func openChildrenInOrder(_ locked: borrowing Locked) -> [Scope] {
         children.all.sorted { $0.sequence < $1.sequence }
     }
 
-    /// The open child with `key`, whose hash is `hash`: a key that compares without user code. Call with the
-    /// lock held.
-    private func child(_ key: ScopeKey, hash: Int) -> Scope? {
+    /// The open child with `key`, whose hash is `hash`: a key that compares without user code.
+    private func child(_ key: ScopeKey, hash: Int, _ locked: borrowing Locked) -> Scope? {
         children.first(hash: hash) { $0.scopeKey == key }
     }
 
@@ -206,11 +207,11 @@ public final class Scope: Resolving, @unchecked Sendable {
     public func provide<Service: Sendable>(_ value: Service, as type: Service.Type = Service.self, key: AnyHashable? = nil) {
         // Interned before the lock: its `==` is user code.
         guard let serviceKey = registry.intern(ServiceKey(service: Service.self, key: key), adding: true) else { return }
-        let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock {
+        let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock { locked in
             guard !isDisposedValue else { return (nil, nil) }
             let replaced = locals.updateValue(.value(value), forKey: serviceKey)
-            let (index, retired) = registry.markScopeLocal(serviceKey)
-            publishProvided(value, index: index)
+            let (index, retired) = registry.markScopeLocal(serviceKey, locked)
+            publishProvided(value, index: index, locked)
             return (retired, replaced)
         }
         Registry.release(retiredTable: retired)
@@ -223,31 +224,29 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// scopes below published for an ancestor's value, which this one now shadows. A published box is
     /// never replaced (readers may hold its address until the scope is disposed): a scope that already
     /// has one for the key (provided twice, or shadowed) is left to the locked path, which reads `locals`.
-    /// Call with the lock held.
-    private func publishProvided<Service>(_ value: Service, index: Int) {
-        if cache(for: index) == nil {
-            publishBelowOwner(CachedInstance.object(for: value), index: index)
+    private func publishProvided<Service>(_ value: Service, index: Int, _ locked: borrowing Locked) {
+        if cache(for: index, locked) == nil {
+            publishBelowOwner(CachedInstance.object(for: value), index: index, locked)
         } else {
-            table?.unpublish(for: index)
+            table?.unpublish(for: index, locked)
         }
-        unpublishBelow(index: index)
+        unpublishBelow(index: index, locked)
     }
 
     /// Unpublishes what the scopes below this one published at `index` (a locals index) for a value or a
-    /// registration of an ancestor, which this scope now shadows; they go back to the locked path. Call
-    /// with the lock held.
-    func unpublishBelow(index: Int) {
+    /// registration of an ancestor, which this scope now shadows; they go back to the locked path.
+    func unpublishBelow(index: Int, _ locked: borrowing Locked) {
         guard !children.isEmpty else { return }
-        for scope in subtreeDeepestFirst() where scope !== self {
-            scope.table?.unpublish(for: index)
+        for scope in subtreeDeepestFirst(locked) where scope !== self {
+            scope.table?.unpublish(for: index, locked)
         }
     }
 
     /// Unpublishes what this scope and those below published at `index`: a registration made or removed
-    /// here changes what the key means from here down. Call with the lock held.
-    func unpublishHereAndBelow(index: Int) {
-        table?.unpublish(for: index)
-        unpublishBelow(index: index)
+    /// here changes what the key means from here down.
+    func unpublishHereAndBelow(index: Int, _ locked: borrowing Locked) {
+        table?.unpublish(for: index, locked)
+        unpublishBelow(index: index, locked)
     }
 
     /// Publishes `box`, a cached instance (see ``CachedInstance``), in this child scope's table for the lock-free
@@ -255,16 +254,16 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// or the owner's slot of a `.scopedTo` instance): for what the scope provides itself, or found once in
     /// an ancestor (a `.scopedTo` instance, a `provide`d value). The owner keeps disposing what it made;
     /// disposing it disposes this scope first. A scope that already has an entry keeps it (see
-    /// ``publishProvided(_:index:)``). Call with the lock held.
-    func publishBelowOwner(_ cache: AnyObject, box: AnyObject, index: Int) {
-        guard parent != nil, !isDisposedValue, self.cache(for: index) == nil else { return }
-        setCache(cache, for: index)
-        publish(box, index: index)
+    /// ``publishProvided(_:index:_:)``).
+    func publishBelowOwner(_ cache: AnyObject, box: AnyObject, index: Int, _ locked: borrowing Locked) {
+        guard parent != nil, !isDisposedValue, self.cache(for: index, locked) == nil else { return }
+        setCache(cache, for: index, locked)
+        publish(box, index: index, locked)
     }
 
     /// The same, for a cached instance that its entry holds itself (a `provide`d value).
-    func publishBelowOwner(_ box: AnyObject, index: Int) {
-        publishBelowOwner(box, box: box, index: index)
+    func publishBelowOwner(_ box: AnyObject, index: Int, _ locked: borrowing Locked) {
+        publishBelowOwner(box, box: box, index: index, locked)
     }
 }
 

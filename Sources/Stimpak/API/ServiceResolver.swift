@@ -61,7 +61,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// unspecialized code (the locked path, a registration made in generic code) tests an optional array
     /// without metadata, but asks the runtime for the array's type to make an empty one or to count it.
     @exclusivity(unchecked) var decoratorsIfAny: [Decorator<Service>]?
-    /// What ``route`` reads, kept beside the generic settings above: reading those in unspecialized code looks
+    /// What ``route(_:)`` reads, kept beside the generic settings above: reading those in unspecialized code looks
     /// their generic metadata up (thousands of instructions per registration when a table is built).
     @exclusivity(unchecked) var ignoresArguments = true
     @exclusivity(unchecked) var hasResolvedCallback = false
@@ -84,7 +84,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// if it was). Read and written atomically: a stale 0 only costs a check.
     @usableFromInline let transientCheck: AtomicWord
 
-    /// Call with `registry`'s lock held: the registration's words are taken from it.
+    /// The registration's words are taken from `registry`, whose lock `locked` is.
     init(
         keyBox: AnyKeyBox?,
         reuse: Reuse,
@@ -94,7 +94,8 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         dependencies: [Dependency]? = nil,
         factory: @escaping (Scope, Args) throws -> Service,
         asyncFactory: ((Scope, Args) async throws -> Service)? = nil,
-        isMainActor: Bool = false
+        isMainActor: Bool = false,
+        _ locked: borrowing Locked
     ) {
         self.asyncFactory = asyncFactory
         self.hasAsyncFactory = asyncFactory != nil
@@ -107,7 +108,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         self.index = index
         self.registry = registry
         self.factory = factory
-        (self.rootWord, self.wordBlock) = registry.takeWords(4)
+        (self.rootWord, self.wordBlock) = registry.takeWords(4, locked)
         self.disposableCheck = rootWord.advanced(by: 1)
         self.transientCheck = rootWord.advanced(by: 2)
         self.boxTypeWord = rootWord.advanced(by: 3)
@@ -312,7 +313,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// nothing resolves the registration any more.
     private func withSettingsLock<T>(_ body: () -> T) -> T {
         if let registry {
-            registry.lock.withLock(body)
+            registry.lock.withLock { _ in body() }
         } else {
             body()
         }
@@ -322,7 +323,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// the published table.
     private func change(_ body: () -> Void) {
         if let registry {
-            registry.change(body)
+            registry.change { _ in body() }
         } else {
             body()
         }

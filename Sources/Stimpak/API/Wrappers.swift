@@ -233,13 +233,13 @@ extension Scope {
     /// The keys of the registrations of `Service` without runtime arguments that this scope sees (the
     /// container's, and those made in this scope or above it), in registration order.
     func registrationKeys<Service>(of type: Service.Type) -> [ServiceKey] {
-        registry.lock.withLock {
+        registry.lock.withLock { locked in
             var found: [(key: ServiceKey, index: Int)] = []
             for (key, entry) in registry.entries
             where ObjectIdentifier(key.service) == ObjectIdentifier(Service.self) && !key.hasArguments {
                 if let registration = entry.registration {
                     found.append((key, registration.index))
-                } else if entry.hasScopeRegistrations, let (registration, _) = scopeRegistration(for: key) {
+                } else if entry.hasScopeRegistrations, let (registration, _) = scopeRegistration(for: key, locked) {
                     found.append((key, registration.index))
                 }
             }

@@ -130,7 +130,7 @@ extension Container {
     public func registerProvided<Service>(_ type: Service.Type, key: AnyHashable? = nil) {
         // Interned before the lock: its `==` is user code.
         guard let declared = registry.intern(ServiceKey(service: Service.self, key: key), adding: true) else { return }
-        _ = registry.lock.withLock { registry.declaredProvided.insert(declared) }
+        _ = registry.lock.withLock { _ in registry.declaredProvided.insert(declared) }
     }
 
     /// The registrations and their dependencies: those declared, known without making anything, and those
@@ -140,12 +140,12 @@ extension Container {
     /// try container.dependencyGraph().dot.write(...)   // then: dot -Tsvg graph.dot -o graph.svg
     /// ```
     public func dependencyGraph() -> DependencyGraph {
-        registry.lock.withLock {
+        registry.lock.withLock { locked in
             let registrations = registry.entries.values.compactMap(\.registration).sorted { $0.index < $1.index }
             let nodes = registrations.map { DependencyGraph.Node(service: $0.serviceKey, reuse: $0.reuse) }
             var declared: [DependencyGraph.Edge] = []
             for registration in registrations {
-                for dependency in registration.declaredDependencies ?? [] {
+                for dependency in registration.declaredDependencies(locked) ?? [] {
                     declared.append(DependencyGraph.Edge(from: registration.serviceKey, to: dependency.key))
                 }
             }

@@ -130,15 +130,15 @@ extension Scope {
     /// //   ...
     /// ```
     public func report() -> ScopeReport {
-        var nodes = registry.lock.withLock {
+        var nodes = registry.lock.withLock { locked in
             // Depth first without recursion: a chain of scopes may be as deep as a program opens it.
             var nodes: [ScopeReport.Node] = []
             var pending: [(scope: Scope, parent: Int?, depth: Int)] = [(self, nil, 0)]
             while let (scope, parent, depth) = pending.popLast() {
                 let place = nodes.count
-                nodes.append(scope.reportNode(depth: depth))
+                nodes.append(scope.reportNode(depth: depth, locked))
                 if let parent { nodes[parent].children.append(place) }
-                for child in scope.openChildrenInOrder.reversed() { pending.append((child, place, depth + 1)) }
+                for child in scope.openChildrenInOrder(locked).reversed() { pending.append((child, place, depth + 1)) }
             }
             return nodes
         }
@@ -153,12 +153,12 @@ extension Scope {
         return ScopeReport(tree: ScopeReport.Tree(nodes), place: 0)
     }
 
-    /// This scope in a report, without its children, in no order. Call with the lock held.
-    private func reportNode(depth: Int) -> ScopeReport.Node {
+    /// This scope in a report, without its children, in no order.
+    private func reportNode(depth: Int, _ locked: borrowing Locked) -> ScopeReport.Node {
         let caches: [(cache: AnyObject, kept: ScopeTable.Kept?)] =
             parent == nil
-            ? registry.entries.values.compactMap { entry in entry.registration?.rootCacheObject.map { ($0, nil) } }
-            : tableCaches
+            ? registry.entries.values.compactMap { entry in entry.registration?.rootCacheObject(locked).map { ($0, nil) } }
+            : tableCaches(locked)
         var instances: [ScopeReport.Instance] = []
         let mine = ObjectIdentifier(self)
         for (cache, kept) in caches {
@@ -193,7 +193,7 @@ extension Scope {
     /// With ``Container/tracksInstances`` on, the instances this scope (and those below it) cached that are
     /// still alive after it was disposed; empty before it is disposed, and when tracking is off.
     public var survivors: [Survivor] {
-        let tracked = registry.lock.withLock { isDisposedValue ? self.tracked : [] }
+        let tracked = registry.lock.withLock { _ in isDisposedValue ? self.tracked : [] }
         // What lock-free readers might have held is released first: only what something else keeps survives.
         if !tracked.isEmpty { Reclamation.reclaimAll() }
         return tracked.compactMap { record in

@@ -57,7 +57,7 @@ extension Container {
     /// With none, the resolve path does not look for one: a cached hit stays lock-free. While one is set,
     /// every resolve takes the container's lock (so that none goes unseen): observing costs what it sees.
     public var observer: (any ResolutionObserver)? {
-        get { registry.lock.withLock { registry.observer } }
+        get { registry.lock.withLock { _ in registry.observer } }
         set {
             var replaced = newValue
             registry.setObserving { swap(&replaced, &registry.observer) }
@@ -69,25 +69,25 @@ extension Container {
     /// Whether resolutions record who resolved what, for ``dependencyGraph()``'s observed edges. Off by
     /// default; while on, every resolve takes the container's lock, as with an ``observer``.
     public var recordsDependencies: Bool {
-        get { registry.lock.withLock { registry.recordsDependencies } }
+        get { registry.lock.withLock { _ in registry.recordsDependencies } }
         set { registry.setObserving { registry.recordsDependencies = newValue } }
     }
 
     /// Whether caches keep weak references to the instances they hold, so that ``Scope/survivors`` can say
     /// which of a disposed scope's instances are still alive. Off by default (no cost); turn it on in tests.
     public var tracksInstances: Bool {
-        get { registry.lock.withLock { registry.tracksInstances } }
-        set { registry.lock.withLock { registry.tracksInstances = newValue } }
+        get { registry.lock.withLock { _ in registry.tracksInstances } }
+        set { registry.lock.withLock { _ in registry.tracksInstances = newValue } }
     }
 }
 
 extension Registry {
     /// Changes what observes, and routes every resolve through the locked path while anything does.
     func setObserving(_ body: () -> Void) {
-        let retired: LookupTable? = lock.withLock {
+        let retired: LookupTable? = lock.withLock { locked in
             body()
             observedWord.store(observer != nil || recordsDependencies ? 1 : 0)
-            return replaceTable()
+            return replaceTable(locked)
         }
         Registry.release(retiredTable: retired)
     }
@@ -113,10 +113,10 @@ extension Scope {
         // The edge's key is interned before the lock (its `==` is user code); one nothing registered only while
         // recording, so that a container that only observes keeps no key it was asked for.
         var edgeTarget = parent == nil ? nil : registry.intern(requested, adding: false)
-        if parent != nil, edgeTarget == nil, registry.lock.withLock({ registry.recordsDependencies }) {
+        if parent != nil, edgeTarget == nil, registry.lock.withLock({ _ in registry.recordsDependencies }) {
             edgeTarget = registry.intern(requested, adding: true)
         }
-        let observer = registry.lock.withLock { () -> (any ResolutionObserver)? in
+        let observer = registry.lock.withLock { _ -> (any ResolutionObserver)? in
             if registry.recordsDependencies, let parent, let edgeTarget {
                 registry.observedEdges.insert(DependencyGraph.Edge(from: parent, to: edgeTarget))
             }
@@ -143,21 +143,21 @@ extension Scope {
     /// when the observed word is set.
     func reportCreation(_ service: ServiceKey, since start: UInt64) {
         let context = ResolutionContext.current
-        guard !context.isNotifying, let observer = registry.lock.withLock({ registry.observer }) else { return }
+        guard !context.isNotifying, let observer = registry.lock.withLock({ _ in registry.observer }) else { return }
         let event = ResolutionEvent(service: service, scopeKey: key, duration: Registry.now() - start, error: nil)
         context.notify { observer.created(event) }
     }
 
     /// The `await` resolve of `requested`, which `resolve` makes or awaits, told to the observer once it
-    /// returns or throws (a cancelled one is not: it has no ``ResolutionError``). Call with the lock held (it
-    /// reads the observer); `resolve` releases it.
+    /// returns or throws (a cancelled one is not: it has no ``ResolutionError``). It reads the observer with
+    /// the lock held; `resolve` releases it.
     func resolveAwaitingObserved<Service>(
-        _ requested: ServiceKey, resolve: () async throws -> Service
+        _ requested: ServiceKey, _ locked: consuming Locked, resolve: (consuming Locked) async throws -> Service
     ) async throws -> Service {
-        guard let observer = registry.observer else { return try await resolve() }
+        guard let observer = registry.observer else { return try await resolve(locked) }
         let start = Registry.now()
         do {
-            let instance = try await resolve()
+            let instance = try await resolve(locked)
             let event = ResolutionEvent(service: requested, scopeKey: key, duration: Registry.now() - start, error: nil)
             ResolutionContext.current.notify { observer.resolved(event) }
             return instance
@@ -172,7 +172,7 @@ extension Scope {
     /// word is set.
     func reportDisposals(_ disposed: [(ServiceKey, (any Error)?)]) {
         let context = ResolutionContext.current
-        guard !context.isNotifying, let observer = registry.lock.withLock({ registry.observer }) else { return }
+        guard !context.isNotifying, let observer = registry.lock.withLock({ _ in registry.observer }) else { return }
         context.notify {
             for (service, error) in disposed { observer.disposed(DisposalEvent(service: service, scopeKey: key, error: error)) }
         }

@@ -15,7 +15,7 @@ extension Container {
     /// listed in ``ValidationReport/unchecked``: ``validateByResolving()`` covers them.
     /// - Returns: The problems, in registration order.
     public func validate() -> ValidationReport {
-        let snapshot = registry.lock.withLock { ValidationSnapshot(registry) }
+        let snapshot = registry.lock.withLock { locked in ValidationSnapshot(registry, locked) }
         return snapshot.report()
     }
 
@@ -33,13 +33,13 @@ extension Container {
         var report = validate()
         // Its keys are this container's: interned once, for both.
         let copy = Container(registry: Registry(defaultReuse: defaultReuse, waitLimit: waitLimit, keysOf: registry))
-        let (registrations, scopes, decorators) = registry.lock.withLock {
+        let (registrations, scopes, decorators) = registry.lock.withLock { locked in
             let registrations = registry.entries.values.compactMap(\.registration).sorted { $0.index < $1.index }
-            return (registrations, root.copyOfOpenScopes(), registry.decorators)
+            return (registrations, root.copyOfOpenScopes(locked), registry.decorators)
         }
-        copy.registry.change {
+        copy.registry.change { locked in
             for registration in registrations {
-                let duplicate = registration.duplicate(in: copy.registry, index: copy.registry.makeIndex())
+                let duplicate = registration.duplicate(in: copy.registry, index: copy.registry.makeIndex(locked), locked)
                 copy.registry.entries[duplicate.serviceKey, default: Registry.Entry()].registration = duplicate
             }
             copy.registry.decorators = decorators
@@ -163,7 +163,7 @@ struct ValidationSnapshot {
     let alternatives: [ObjectIdentifier: [ServiceKey]]
     let rejected: [ServiceKey]
 
-    init(_ registry: Registry) {
+    init(_ registry: Registry, _ locked: borrowing Locked) {
         var nodes: [Node] = []
         var alternatives: [ObjectIdentifier: [ServiceKey]] = [:]
         var scopeLocalKeys = registry.declaredProvided
@@ -174,9 +174,9 @@ struct ValidationSnapshot {
             nodes.append(
                 Node(
                     key: key, index: registration.index, reuse: registration.reuse,
-                    dependencies: registration.declaredDependencies, isAsync: registration.isAsync,
+                    dependencies: registration.declaredDependencies(locked), isAsync: registration.isAsync,
                     allowsCaptiveDependencies: registration.allowsCaptiveDependencies,
-                    findings: registration.registrationFindings))
+                    findings: registration.registrationFindings(locked)))
         }
         nodes.sort { $0.index < $1.index }
         self.nodes = nodes

@@ -14,8 +14,8 @@ import Musl
 /// Every return code is checked: a failing lock call means memory corruption, never user input. (The futex
 /// lock has none: a `FUTEX_WAIT` that returns early only makes the loop look at the word again.)
 ///
-/// Not copyable, and not a class: code borrows its owner's lock (`registry.lock.lock()`), so taking it costs
-/// no reference counting (a class's local copy was a retain and a release in every locked function).
+/// Not copyable, and not a class: code borrows its owner's lock (`shared.lock.withLock { … }`), so taking it
+/// costs no reference counting. The container's lock is a ``ContainerLock``, whose holder has a token.
 struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched through the calls below
     #if canImport(os)
     private let word: UnsafeMutablePointer<os_unfair_lock_s>
@@ -79,4 +79,86 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
         defer { unlock() }
         return try body()
     }
+}
+
+/// The container's lock: it guards the registry, every scope's state and each registration's settings (see
+/// ARCHITECTURE.md, "Where the lock is"). Holding it is a value: ``acquire()`` returns a ``Locked`` token, and
+/// only ``release(_:)`` gives the lock back, consuming the token, so what a function does with the lock is in
+/// its signature, and the compiler checks it.
+///
+/// The one naming rule for the code the lock guards:
+/// - `Locked`, and a parameter or variable named `locked`, is the token and nothing else. The slow path of a
+///   resolve is the *locked path* in prose, and `lockedPath` in code.
+/// - A function that needs the lock takes the token as its last parameter, `_ locked`:
+///   - `borrowing Locked`: the lock is held throughout;
+///   - `inout Locked`: it may be released and taken again meanwhile (what was read before may have changed),
+///     and is held when the function returns or throws;
+///   - `consuming Locked`: it is released before the function returns or throws. One that returns with it
+///     still held gives the token back (`-> Locked`, or a ``Holding`` value), and throws with it released.
+/// - A function without a token does not need the lock. One that takes the lock itself to do what a function
+///   with a token does is named `lockAnd` and that function's name (`lockAndFind`, `lockAndKeepDisposal`).
+///   Where it matters (user code runs, or the lock is taken), its documentation says so ("Call without the
+///   lock").
+///
+/// The stored state the lock guards says so where it is declared; the token checks the functions that reach
+/// it, not each access.
+struct ContainerLock: ~Copyable, Sendable {
+    private let lock = Lock()
+
+    /// Takes the lock; the token says this thread holds it until ``release(_:)`` consumes it.
+    @inline(__always)
+    func acquire() -> Locked {
+        lock.lock()
+        return Locked()
+    }
+
+    /// Gives the lock back.
+    @inline(__always)
+    func release(_ locked: consuming Locked) {
+        locked.end()
+        lock.unlock()
+    }
+
+    /// Runs `body` with the lock held.
+    @inline(__always)
+    func withLock<T, E: Error>(_ body: (borrowing Locked) throws(E) -> T) throws(E) -> T {
+        let locked = acquire()
+        let result: T
+        do {
+            result = try body(locked)
+        } catch {
+            release(locked)
+            throw error
+        }
+        release(locked)
+        return result
+    }
+}
+
+/// Says that this thread holds the container's lock (see ``ContainerLock``): only ``ContainerLock/acquire()``
+/// makes one, and only ``ContainerLock/release(_:)`` ends one.
+///
+/// Empty, so passing it costs nothing: the optimizer removes it. Not `Sendable`: the lock is held by a
+/// thread. A token dropped without being released would leave the lock held; a debug build stops there.
+struct Locked: ~Copyable {
+    fileprivate init() {}
+
+    deinit {
+        assertionFailure("A Locked token was dropped without releasing the container's lock")
+    }
+
+    /// Ends the token without its `deinit`: the lock is being released.
+    fileprivate consuming func end() {
+        discard self
+    }
+}
+
+@available(*, unavailable)
+extension Locked: Sendable {}
+
+/// A function's result that comes with the container's lock still held: the token is given back with it
+/// (see ``ContainerLock``'s naming rule).
+struct Holding<Value>: ~Copyable {
+    let value: Value
+    let locked: Locked
 }

@@ -52,7 +52,7 @@ final class LookupTable {
     /// ``position(_:_:keyHash:multiplier:shift:)``).
     @usableFromInline let shift: Int
     /// The odd multiplier of the positions: the one of ``multipliers`` that leaves the fewest buckets away
-    /// from their first position (see ``init(_:generation:)``).
+    /// from their first position (see ``init(_:generation:_:)``).
     @usableFromInline let multiplier: UInt
     @usableFromInline let buckets: UnsafeMutablePointer<Bucket>
     /// The registry's generation when the table was built (see ``Registry/generation``).
@@ -70,7 +70,7 @@ final class LookupTable {
     /// Builds the table of `entries`: at most a quarter full, with the multiplier that puts the most buckets
     /// at their first position, so that a lookup usually compares one bucket. A table is built once per
     /// change of the registrations; trying a multiplier is one pass over the buckets that writes none.
-    init(_ entries: [ServiceKey: Registry.Entry], generation: Int) {
+    init(_ entries: [ServiceKey: Registry.Entry], generation: Int, _ locked: borrowing Locked) {
         self.generation = generation
         // By index, so that only a provided entry's key is copied.
         var registrations: [any Registration] = []
@@ -84,7 +84,7 @@ final class LookupTable {
             let entry = entries.values[position]
             if entry.hasScopeLocals {
                 provided.append((entries.keys[position], entry.localsIndex))
-            } else if let registration = entry.registration, let route = registration.route,
+            } else if let registration = entry.registration, let route = registration.route(locked),
                 let bucket = Self.bucket(
                     registration.serviceKey, registration: Unmanaged.passUnretained(registration), route: route,
                     index: registration.index, rootWord: registration.rootWord, typedKeys: &typedKeys)

@@ -43,7 +43,7 @@ enum RawMemory {
 /// keeps its block alive (a retain, where a block of its own would cost a `malloc` and a `free`), and a block is
 /// freed with the last registration made from it and the registry.
 ///
-/// Only the registry's lock holder takes words (see ``Registry/takeWords(_:)``); a word itself is shared
+/// Only the registry's lock holder takes words (see ``Registry/takeWords(_:_:)``); a word itself is shared
 /// as its ``AtomicWord`` says.
 final class WordBlock: @unchecked Sendable {  // `used` is guarded by the registry's lock; the rest never changes
     /// The block's first word: the run of the registration the block was made for.

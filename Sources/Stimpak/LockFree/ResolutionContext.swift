@@ -135,21 +135,21 @@ final class ResolutionContext {
 
     /// The registration on this thread's path, outermost first, that would capture a scoped service resolved
     /// now: one that lives container-wide (a singleton, a weak one) and does not allow captive dependencies.
-    /// Call with the container's lock held (it reads registration settings). Answered without the context
-    /// (no retain) when the path is empty: a resolve outside any factory, as most are.
-    static func currentCaptor() -> (any Registration)? {
+    /// Answered without the context (no retain) when the path is empty: a resolve outside any factory, as
+    /// most are.
+    static func currentCaptor(_ locked: borrowing Locked) -> (any Registration)? {
         let state = stimpak_thread_get()
         guard state.pointee.depth != 0 else { return nil }
-        return current.pathCaptor()
+        return current.pathCaptor(locked)
     }
 
-    private func pathCaptor() -> (any Registration)? {
+    private func pathCaptor(_ locked: borrowing Locked) -> (any Registration)? {
         guard let path = state.pointee.path else { return nil }
         for index in 0..<Int(state.pointee.depth) {
             guard let pointer = path[index],
                 let registration = Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? any Registration
             else { continue }
-            if registration.capturesScopedServices { return registration }
+            if registration.capturesScopedServices(locked) { return registration }
         }
         return nil
     }
@@ -253,7 +253,7 @@ final class ResolutionContext {
 
     /// Defers a `resolved` callback that met a cycle through a reused instance this thread is still making (a
     /// `Parent` whose factory resolved the `Child` whose callback wants the `Parent`): it runs again when the
-    /// locked-path resolve that was making that instance ends (``endLockedResolve(failing:)``), as Swinject runs
+    /// locked-path resolve that was making that instance ends (``endLockedPathResolve(failing:)``), as Swinject runs
     /// `initCompleted` once the graph is made. The object graph is held until then, so that the callback
     /// shares the resolve's `.graph` instances.
     func deferCallback(_ callback: @escaping () throws(ResolutionError) -> Void) {
@@ -269,7 +269,7 @@ final class ResolutionContext {
     /// (deeper on the path than it is), whose instance it has made, or, when it failed, drops them. Throws the
     /// first one's error (the instances stay made). One thread-local load and a bit test when none is deferred.
     @inline(__always)
-    static func endLockedResolve(failing: Bool) throws(ResolutionError) {
+    static func endLockedPathResolve(failing: Bool) throws(ResolutionError) {
         let state = stimpak_thread_get()
         guard state.pointee.has_graph & deferredBit != 0 else { return }
         try current.runDeferredCallbacks(deeperThan: Int(state.pointee.depth), failing: failing)

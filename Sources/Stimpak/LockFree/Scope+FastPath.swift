@@ -75,7 +75,7 @@ extension Scope {
         let keyType = ObjectIdentifier(Key.self)
         let section = ReadSection.enter()
         // The first bucket with the key's type and hash, its key compared here (no closure call on a hit).
-        var found = FastPath.locked
+        var found = FastPath.lockedPath
         if let candidate = keyedCandidate(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, in: section) {
             // A bucket of key type `Key` holds a `KeyBox<Key>`.
             func matches(_ typedKey: UnsafeMutableRawPointer) -> Bool {
@@ -110,7 +110,7 @@ extension Scope {
     @inlinable @inline(__always)
     func finish<Service, Args>(
         _ found: FastPath, _ arguments: Args, section: consuming ReadSection,
-        orLocked locked: () throws(ResolutionError) -> Service
+        orLockedPath lockedPath: () throws(ResolutionError) -> Service
     ) throws(ResolutionError) -> Service {
         switch found {
         case .cached(let box):
@@ -133,11 +133,11 @@ extension Scope {
         case .uncreated(let registration, let generation):
             let resolver = section.leave(pinning: registration, as: ServiceResolver<Service, Args>.self)
             return try resolveUncreated(resolver, arguments, generation: generation)
-        case .locked:
+        case .lockedPath:
             section.leave()
         }
-        // One call of `locked` (inlined), whatever sent the resolve there: the section is left.
-        return try locked()
+        // One call of `lockedPath` (inlined), whatever sent the resolve there: the section is left.
+        return try lockedPath()
     }
 
     /// Where the lock-free path found the unkeyed (`service`, `arguments`): a published instance, a
@@ -148,7 +148,7 @@ extension Scope {
     /// would return a ``FastPath`` to switch on again (the scoped routes are one call, ``scopedBoxBits(_:)``).
     @inlinable @inline(__always)
     func fastPath(_ service: ObjectIdentifier, _ arguments: ObjectIdentifier, in section: borrowing ReadSection) -> FastPath {
-        guard let table = publishedTable(in: section) else { return .locked }
+        guard let table = publishedTable(in: section) else { return .lockedPath }
         return fastPath(table.bucket(service, arguments), generation: table.generation, in: section)
     }
 
@@ -158,7 +158,7 @@ extension Scope {
     func fastPath(
         _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyBase: Any, keyHash: Int, in section: borrowing ReadSection
     ) -> FastPath {
-        guard let table = publishedTable(in: section) else { return .locked }
+        guard let table = publishedTable(in: section) else { return .lockedPath }
         func find<Base>(_ base: Base) -> UnsafeMutablePointer<LookupTable.Bucket>? {
             withUnsafePointer(to: base) { pointer in
                 table.bucket(service, arguments, keyType: ObjectIdentifier(Base.self), keyHash: keyHash) { box in
@@ -191,7 +191,7 @@ extension Scope {
         _ service: ObjectIdentifier, _ arguments: ObjectIdentifier, keyType: ObjectIdentifier, keyHash: Int,
         matches: (UnsafeMutableRawPointer) -> Bool, in section: borrowing ReadSection
     ) -> FastPath {
-        guard let table = publishedTable(in: section) else { return .locked }
+        guard let table = publishedTable(in: section) else { return .lockedPath }
         return fastPath(
             table.bucket(service, arguments, keyType: keyType, keyHash: keyHash, matches: matches),
             generation: table.generation, in: section)
@@ -209,7 +209,7 @@ extension Scope {
     func fastPath(
         _ bucket: UnsafeMutablePointer<LookupTable.Bucket>?, generation: Int, in section: borrowing ReadSection
     ) -> FastPath {
-        guard let bucket else { return .locked }
+        guard let bucket else { return .lockedPath }
         let boxBits: UInt
         // Only a `.provided` bucket lacks a registration and a root word: unwrapped unchecked in the others.
         switch bucket.pointee.route {
@@ -218,7 +218,7 @@ extension Scope {
         case .root:
             boxBits = bucket.pointee.rootWord.unsafelyUnwrapped.load()
         case .scoped, .provided:
-            guard let bits = scopedBoxBits(bucket, in: section) else { return .locked }
+            guard let bits = scopedBoxBits(bucket, in: section) else { return .lockedPath }
             boxBits = bits
         case .weakRoot:
             // Loaded by the caller, out of line: a call here would cost every lookup its saved registers.
@@ -226,7 +226,7 @@ extension Scope {
         }
         if let box = UnsafeMutableRawPointer(bitPattern: boxBits) { return .cached(box) }
         // Nil only for a `.provided` bucket: what it does not find goes to the locked path.
-        guard let registration = bucket.pointee.registration else { return .locked }
+        guard let registration = bucket.pointee.registration else { return .lockedPath }
         return .uncreated(registration.toOpaque(), generation: generation)
     }
 
@@ -291,8 +291,8 @@ enum FastPath {
     /// A `.weak` registration's root word, whose ``WeakBox`` the caller loads inside the read section (a
     /// nil instance goes to the locked path, which makes a new one).
     case weak(AtomicWord)
-    /// Nothing the lock-free path can serve.
-    case locked
+    /// Nothing the lock-free path can serve: the locked path decides.
+    case lockedPath
 }
 
 /// A keyed bucket whose key the caller compares (see ``Scope/keyedCandidate(_:_:keyType:keyHash:)``):

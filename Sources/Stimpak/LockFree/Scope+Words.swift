@@ -19,40 +19,44 @@ extension Scope {
         tableWord.storeRelaxed(0)
     }
 
-    /// Whether the scope is disposed. Set with the lock held.
+    /// Whether the scope is disposed. Set with the lock held, and read there; `disposedWord` is what the
+    /// lock-free path reads.
     var isDisposedValue: Bool {
         get { disposedWord.loadRelaxed() != 0 }
         set { disposedWord.store(newValue ? 1 : 0) }
     }
 
-    // MARK: Caches (call with the lock held)
+    // MARK: Caches
 
     /// This child scope's cache for the registration with `index`: a ``Slot`` or an ``InstanceCache``.
-    func cache(for index: Int) -> AnyObject? {
-        table?.cache(for: index)
+    func cache(for index: Int, _ locked: borrowing Locked) -> AnyObject? {
+        table?.cache(for: index, locked)
     }
 
     /// Sets this child scope's cache for the registration with `index`, growing the table if it is full.
-    func setCache(_ cache: AnyObject, for index: Int) {
-        tableWithRoom()._withUnsafeGuaranteedRef { $0.set(cache, for: index) }
+    func setCache(_ cache: AnyObject, for index: Int, _ locked: borrowing Locked) {
+        tableWithRoom(locked)._withUnsafeGuaranteedRef { $0.set(cache, for: index, locked) }
     }
 
     /// Keeps `instance` (an ``InstanceBox`` when `isBox`), which this child scope made for `registration`, in
-    /// its table as it is (see ``resolveInTable(_:_:owner:)``), with its creation number, and publishes it.
-    func keep(_ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int) {
-        tableWithRoom()._withUnsafeGuaranteedRef {
-            $0.keep(instance, isBox: isBox, of: registration, creation: creation, for: index)
+    /// its table as it is (see ``resolveInTable(_:_:owner:_:)``), with its creation number, and publishes it.
+    func keep(
+        _ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int,
+        _ locked: borrowing Locked
+    ) {
+        tableWithRoom(locked)._withUnsafeGuaranteedRef {
+            $0.keep(instance, isBox: isBox, of: registration, creation: creation, for: index, locked)
         }
     }
 
     /// This child scope's table, replaced by a larger copy first when another entry does not fit (published
-    /// with the entries it took over; the new entry's index is stored atomically after). Call with the lock
-    /// held. Unretained (`table` holds it, and only the lock's holder replaces it): a retained result cost a
-    /// retain and a release per use.
-    private func tableWithRoom() -> Unmanaged<ScopeTable> {
+    /// with the entries it took over; the new entry's index is stored atomically after). Unretained (`table`
+    /// holds it, and only the lock's holder replaces it): a retained result cost a retain and a release per
+    /// use.
+    private func tableWithRoom(_ locked: borrowing Locked) -> Unmanaged<ScopeTable> {
         if let table {
             if table.hasRoom { return .passUnretained(table) }
-            self.table = ScopeTable.make(growing: table)
+            self.table = ScopeTable.make(growing: table, locked)
         } else {
             self.table = ScopeTable.make(capacity: 4)
         }
@@ -61,25 +65,27 @@ extension Scope {
         return larger
     }
 
-    /// Drops this child scope's cache for `index` (see ``ScopeTable/clear(for:)``).
-    func clearCache(for index: Int) {
-        table?.clear(for: index)
+    /// Drops this child scope's cache for `index` (see ``ScopeTable/clear(for:_:)``).
+    func clearCache(for index: Int, _ locked: borrowing Locked) {
+        table?.clear(for: index, locked)
     }
 
     /// This child scope's cache for `index` (unretained) and, for an instance kept as it is, its creation
-    /// number (else 0). Call with the lock held.
-    func tableEntry(for index: Int) -> (cache: TableCache, creation: Int)? {
-        table?.entry(for: index).map { (TableCache(reference: $0.cache), $0.creation) }
+    /// number (else 0).
+    func tableEntry(for index: Int, _ locked: borrowing Locked) -> (cache: TableCache, creation: Int)? {
+        table?.entry(for: index, locked).map { (TableCache(reference: $0.cache), $0.creation) }
     }
 
     /// Every cache of this child scope (slots, instance caches, instances kept as they are with their
-    /// registrations and creation numbers). Call with the lock held.
-    var tableCaches: [(cache: AnyObject, kept: ScopeTable.Kept?)] { table?.caches ?? [] }
+    /// registrations and creation numbers).
+    func tableCaches(_ locked: borrowing Locked) -> [(cache: AnyObject, kept: ScopeTable.Kept?)] {
+        table?.caches(locked) ?? []
+    }
 
     /// Publishes an `.inScope` instance (see ``CachedInstance``) of this child scope for the lock-free path;
     /// its cache is set.
-    func publish(_ box: AnyObject, index: Int) {
-        table?.publish(box, for: index)
+    func publish(_ box: AnyObject, index: Int, _ locked: borrowing Locked) {
+        table?.publish(box, for: index, locked)
     }
 }
 

@@ -2,7 +2,7 @@
 /// (a comparator), and for a slot the instance published for the lock-free path (see ``CachedInstance``).
 /// A registration that needs no slot's states keeps its instance in the entry itself, with its registration
 /// and creation number, and the creating thread's context marks the entry while it is made (see
-/// ``Scope/resolveInTable(_:_:owner:)``).
+/// ``Scope/resolveInTable(_:_:owner:_:)``).
 ///
 /// Open addressing over the entries allocated at the end of the table's own object (one allocation). The
 /// locked path inserts and publishes under the container's lock; the lock-free path probes inside a read
@@ -14,7 +14,7 @@
 /// access goes through the runtime's exclusivity checks: the container's lock keeps writers apart.
 final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     typealias Entry = ScopeTableEntry
-    /// What an entry says of an instance it keeps as it is (see ``keep(_:isBox:of:creation:for:)``).
+    /// What an entry says of an instance it keeps as it is (see ``keep(_:isBox:of:creation:for:_:)``).
     typealias Kept = (registration: AnyObject, creation: Int)
 
     private static let empty = UInt.max
@@ -29,11 +29,11 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     }
 
     /// A copy of `old` with twice its capacity, which takes over `old`'s references and keeps it alive.
-    static func make(growing old: ScopeTable) -> ScopeTable {
+    static func make(growing old: ScopeTable, _ locked: borrowing Locked) -> ScopeTable {
         let table = make(capacity: old.size * 2)
         let oldEntries = old.entries
         for position in 0..<old.size where oldEntries[position].index != empty {
-            table.entries[table.probe(oldEntries[position].index)] = oldEntries[position]
+            table.entries[table.probe(oldEntries[position].index, locked)] = oldEntries[position]
             table.state.pointee.count += 1
         }
         old.state.pointee.ownsCaches = false
@@ -87,8 +87,8 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         UnsafeMutableRawPointer(entries + position).assumingMemoryBound(to: UInt.self)
     }
 
-    /// The position of `index`'s entry, or of the empty entry where it would go. Call with the lock held.
-    private func probe(_ index: UInt) -> Int {
+    /// The position of `index`'s entry, or of the empty entry where it would go.
+    private func probe(_ index: UInt, _ locked: borrowing Locked) -> Int {
         let entries = self.entries
         let mask = size - 1
         var position = start(index)
@@ -98,22 +98,21 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         return position
     }
 
-    /// The cache of the registration with `index`, or nil. Call with the container's lock held.
-    func cache(for index: Int) -> AnyObject? {
-        entries[probe(UInt(index))].cache?.takeUnretainedValue()
+    /// The cache of the registration with `index`, or nil.
+    func cache(for index: Int, _ locked: borrowing Locked) -> AnyObject? {
+        entries[probe(UInt(index), locked)].cache?.takeUnretainedValue()
     }
 
     /// The cache of the registration with `index` (unretained: the table holds it) and, when it is an instance
-    /// kept as it is, its creation number (else 0). Call with the container's lock held.
-    func entry(for index: Int) -> (cache: Unmanaged<AnyObject>, creation: Int)? {
-        let entry = entries + probe(UInt(index))
+    /// kept as it is, its creation number (else 0).
+    func entry(for index: Int, _ locked: borrowing Locked) -> (cache: Unmanaged<AnyObject>, creation: Int)? {
+        let entry = entries + probe(UInt(index), locked)
         guard let cache = entry.pointee.cache else { return nil }
         return (cache, entry.pointee.creation)
     }
 
     /// Every cache the table holds, and for an instance kept as it is, its registration and creation number.
-    /// Call with the container's lock held.
-    var caches: [(cache: AnyObject, kept: Kept?)] {
+    func caches(_ locked: borrowing Locked) -> [(cache: AnyObject, kept: Kept?)] {
         let entries = self.entries
         return (0..<size).compactMap { position in
             let entry = entries[position]
@@ -127,25 +126,30 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     var hasRoom: Bool { (state.pointee.count + 1) * 4 <= size * 3 }
 
     /// Adds (or, when `index` has one, replaces) the cache of a registration; the table keeps it alive.
-    /// Call with the container's lock held, when ``hasRoom``.
-    func set(_ cache: AnyObject, for index: Int) {
-        store(.passRetained(cache), registration: nil, creation: 0, for: index)
+    /// Call when ``hasRoom``.
+    func set(_ cache: AnyObject, for index: Int, _ locked: borrowing Locked) {
+        store(.passRetained(cache), registration: nil, creation: 0, for: index, locked)
     }
 
     /// Adds (or replaces) `instance` (an ``InstanceBox`` when `isBox`), which this table's scope made for
     /// `registration` and keeps as it is, with its creation number, and publishes it (see ``CachedInstance``);
-    /// the table keeps both alive. Call with the container's lock held, when ``hasRoom``.
-    func keep(_ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int) {
-        let position = store(.passRetained(instance), registration: .passRetained(registration), creation: creation, for: index)
+    /// the table keeps both alive. Call when ``hasRoom``.
+    func keep(
+        _ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int,
+        _ locked: borrowing Locked
+    ) {
+        let position = store(
+            .passRetained(instance), registration: .passRetained(registration), creation: creation, for: index, locked)
         AtomicWord(words(at: position) + 1).publish(instance: instance, isBox: isBox)
     }
 
     /// Returns the entry's position.
     @discardableResult
     private func store(
-        _ cache: Unmanaged<AnyObject>, registration: Unmanaged<AnyObject>?, creation: Int, for index: Int
+        _ cache: Unmanaged<AnyObject>, registration: Unmanaged<AnyObject>?, creation: Int, for index: Int,
+        _ locked: borrowing Locked
     ) -> Int {
-        let position = probe(UInt(index))
+        let position = probe(UInt(index), locked)
         let entry = entries + position
         Self.replaceReferences(of: entry, cache: cache, registration: registration, creation: creation)
         if entry.pointee.index == Self.empty {
@@ -156,9 +160,9 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     }
 
     /// Drops the cache of `index`, which was never published (a creation that failed); the entry stays, so
-    /// that probes go on past it. Call with the container's lock held.
-    func clear(for index: Int) {
-        let entry = entries + probe(UInt(index))
+    /// that probes go on past it.
+    func clear(for index: Int, _ locked: borrowing Locked) {
+        let entry = entries + probe(UInt(index), locked)
         guard entry.pointee.index == UInt(index) else { return }
         Self.replaceReferences(of: entry, cache: nil, registration: nil, creation: 0)
     }
@@ -178,15 +182,14 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     }
 
     /// Publishes the cached instance (see ``CachedInstance``) of the registration with `index`, which has an
-    /// entry. Call with the lock held.
-    func publish(_ box: AnyObject, for index: Int) {
-        AtomicWord(words(at: probe(UInt(index))) + 1).publish(instance: box)
+    /// entry.
+    func publish(_ box: AnyObject, for index: Int, _ locked: borrowing Locked) {
+        AtomicWord(words(at: probe(UInt(index), locked)) + 1).publish(instance: box)
     }
 
-    /// Unpublishes the instance of `index`, if it has an entry; the entry keeps it alive. Call with the lock
-    /// held.
-    func unpublish(for index: Int) {
-        let position = probe(UInt(index))
+    /// Unpublishes the instance of `index`, if it has an entry; the entry keeps it alive.
+    func unpublish(for index: Int, _ locked: borrowing Locked) {
+        let position = probe(UInt(index), locked)
         guard entries[position].index == UInt(index) else { return }
         AtomicWord(words(at: position) + 1).store(0)
     }
@@ -227,7 +230,7 @@ struct ScopeTableHeader {
     }
 }
 
-/// What a ``ScopeTable`` keeps besides its entries. Written and read with the container's lock held.
+/// What a ``ScopeTable`` keeps besides its entries. Guarded by the container's lock.
 struct ScopeTableState {
     var count = 0
     /// Whether this table owns the references in its entries (false once a larger copy took them over).

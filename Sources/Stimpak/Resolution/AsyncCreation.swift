@@ -28,9 +28,9 @@ final class AsyncCreation: @unchecked Sendable {
         self.serviceKey = serviceKey
     }
 
-    /// The tasks awaiting the creation, for one more to join, or nil when it has finished. Call with the lock
-    /// held: its creator takes them when it finishes.
-    func waiters() -> SuspendedTasks? {
+    /// The tasks awaiting the creation, for one more to join, or nil when it has finished. Under the lock: its
+    /// creator takes them when it finishes.
+    func waiters(_ locked: borrowing Locked) -> SuspendedTasks? {
         if isFinished { return nil }
         if let suspended { return suspended }
         let made = SuspendedTasks()
@@ -39,8 +39,8 @@ final class AsyncCreation: @unchecked Sendable {
     }
 
     /// Ends the creation, with the error it failed with, if it did, and returns its waiters, whom the caller
-    /// wakes (``SuspendedTasks/finish()``) once the lock is released. Call with the lock held.
-    func finish(failing failure: (any Error)?) -> SuspendedTasks? {
+    /// wakes (``SuspendedTasks/finish()``) once the lock is released.
+    func finish(failing failure: (any Error)?, _ locked: borrowing Locked) -> SuspendedTasks? {
         self.failure = failure
         box = nil
         callbackContext = nil

@@ -45,9 +45,9 @@ final class AsyncNode: Sendable {
     }
 
     /// A container-wide registration on the chain that would capture a scoped service (see
-    /// ``ResolutionContext/currentCaptor()``).
-    func captor() -> (any Registration)? {
-        chain.map(\.registration).last(where: \.capturesScopedServices)
+    /// ``ResolutionContext/currentCaptor(_:)``).
+    func captor(_ locked: borrowing Locked) -> (any Registration)? {
+        chain.map(\.registration).last { $0.capturesScopedServices(locked) }
     }
 
     /// An error for `requested`, resolved inside the chain ending at `node`, with the path.

@@ -50,23 +50,28 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) async throws -> Service {
         while true {
-            switch try lockAndFind(Service.self, arguments, key: key) {
+            let lookup = try lockAndFind(Service.self, arguments, key: key)
+            switch consume lookup {
             case .resolved(let value):
                 return value
-            case .registration(let resolver, let registeredIn, let localsIndex):
+            case .registration(let found, let locked):
+                let resolver = found.resolver
+                let registeredIn = found.registeredIn
+                let localsIndex = found.localsIndex
                 if let factory = resolver.asyncFactory {
                     guard registry.observedWord.loadRelaxed() != 0 else {
                         return try await resolveRegistered(
-                            resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+                            resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex, locked)
                     }
                     // The synchronous attempt left this resolve to the observer of the `await`.
-                    return try await resolveAwaitingObserved(ServiceKey(service: Service.self, arguments: Args.self, key: key)) {
+                    let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
+                    return try await resolveAwaitingObserved(requested, locked) { locked in
                         try await resolveRegistered(
-                            resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+                            resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex, locked)
                     }
                 }
                 if let flight = try synchronousCreation(
-                    of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+                    of: resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex, locked)
                 {
                     try await awaitCreation(flight, requested: resolver.serviceKey, node: AsyncNode.current)
                     continue
@@ -82,30 +87,33 @@ extension Scope {
     }
 
     /// The creation of `resolver`'s instance for `arguments` that another thread runs synchronously, if any, for
-    /// an `await` resolve to suspend on. Call with the lock held; returns with it released.
+    /// an `await` resolve to suspend on.
     private func synchronousCreation<Service, Args>(
-        of resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope?, localsIndex: Int
+        of resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope?, localsIndex: Int,
+        _ locked: consuming Locked
     ) throws(ResolutionError) -> InFlight? {
         switch resolver.reuse.kind {
         case .transient, .graph:
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return nil
         case .singleton, .weak, .inScope, .scopedTo:
             break
         }
-        let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
+        let owner = try cacheOwner(of: resolver, registeredIn: registeredIn, locked)
+        locked = owner.locked
         // A scope's table entry that another thread marks becomes a slot being made by that thread.
-        let slot = try cachePlace(
-            of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex
-        ).slot
+        let place = try cachePlace(
+            of: resolver, arguments, owner: owner.value, registeredIn: registeredIn, localsIndex: localsIndex, locked)
+        locked = place.locked
+        let slot = place.value.slot
         let flight: InFlight?
         switch slot.state {
         case .creating, .initializing:
-            flight = slot.flight(of: resolver)
+            flight = slot.flight(of: resolver, locked)
         case .empty, .created, .creatingAsync:
             flight = nil
         }
-        registry.lock.unlock()
+        registry.lock.release(locked)
         return flight
     }
 
@@ -125,19 +133,18 @@ extension Scope {
         }
     }
 
-    /// Makes a transient or `.graph` instance, or awaits the cached one's creation. Call with the lock held;
-    /// returns with it released.
+    /// Makes a transient or `.graph` instance, or awaits the cached one's creation.
     private func resolveRegistered<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
-        _ arguments: Args, registeredIn: Scope?, localsIndex: Int
+        _ arguments: Args, registeredIn: Scope?, localsIndex: Int, _ locked: consuming Locked
     ) async throws -> Service {
         let node = AsyncNode.current
-        try refuseCaptive(resolver, node: node)
+        locked = try refuseCaptive(resolver, node: node, locked)
         switch resolver.reuse.kind {
         case .transient:
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
-            registry.lock.unlock()
+            registry.lock.release(locked)
             var layers: [InstanceDisposal]?
             let instance = try await make(
                 resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators, layers: &layers)
@@ -145,7 +152,7 @@ extension Scope {
         case .graph:
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
-            registry.lock.unlock()
+            registry.lock.release(locked)
             let instance: Service
             if let node {
                 instance = try await graphInstance(of: resolver, factory, arguments, node: node, decorators: decorators)
@@ -160,10 +167,12 @@ extension Scope {
             if let onResolved { try runCallback(onResolved, of: resolver, self, instance, context: .current) }
             return instance
         case .singleton, .weak, .inScope, .scopedTo:
-            let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
+            let owner = try cacheOwner(of: resolver, registeredIn: registeredIn, locked)
+            locked = owner.locked
             let place = try cachePlace(
-                of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex)
-            return try await resolve(place, of: resolver, factory, arguments, node: node)
+                of: resolver, arguments, owner: owner.value, registeredIn: registeredIn, localsIndex: localsIndex, locked)
+            locked = place.locked
+            return try await resolve(place.value, of: resolver, factory, arguments, node: node, locked)
         }
     }
 
@@ -187,13 +196,15 @@ extension Scope {
                         resolver, factory, arguments, in: self, creation: creation, node: node, decorators: decorators,
                         layers: &layers)
                 } catch {
-                    let waiters = registry.lock.withLock { creation.finish(failing: error is CancellationError ? nil : error) }
+                    let waiters = registry.lock.withLock { locked in
+                        creation.finish(failing: error is CancellationError ? nil : error, locked)
+                    }
                     node.graph.settle(resolver.index, nil)
                     waiters?.finish()
                     throw error
                 }
                 node.graph.settle(resolver.index, resolver.cached(instance))
-                registry.lock.withLock { creation.finish(failing: nil) }?.finish()
+                registry.lock.withLock { locked in creation.finish(failing: nil, locked) }?.finish()
                 return instance
             case .making(let creation):
                 if node.isMaking(creation) || !AsyncCreation.startWaiting(for: creation, from: node) {
@@ -201,13 +212,13 @@ extension Scope {
                 }
                 let limit = registry.waitLimit
                 // Nil when the creation finished meanwhile: claim again.
-                let waiters = registry.lock.withLock { creation.waiters() }
+                let waiters = registry.lock.withLock { locked in creation.waiters(locked) }
                 let outcome = await waiters?.wait(limit: limit) ?? .finished
                 AsyncCreation.stopWaiting(from: node)
                 switch outcome {
                 case .finished:
                     // Made, or failed with an error the waiters share; a creator's cancellation: claim it again.
-                    if let failure = registry.lock.withLock({ creation.failure }) { throw failure }
+                    if let failure = registry.lock.withLock({ _ in creation.failure }) { throw failure }
                 case .cancelled:
                     throw CancellationError()
                 case .timedOut:
@@ -217,15 +228,15 @@ extension Scope {
         }
     }
 
-    /// Returns the slot's instance, awaits the task making it, or makes it: exactly once per slot. Call
-    /// with the lock held; returns with it released.
+    /// Returns the slot's instance, awaits the task making it, or makes it: exactly once per slot.
     private func resolve<Service, Args>(
         _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
-        _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?
+        _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?,
+        _ locked: consuming Locked
     ) async throws -> Service {
         let slot = place.slot
         while true {
-            try refuseDisposed(place.owner, of: resolver)
+            locked = try refuseDisposed(place.owner, of: resolver, locked)
             // Mostly empty or being made (the synchronous attempt found no instance); made after a wait, or meanwhile.
             switch slot.state {
             case .empty:
@@ -234,7 +245,7 @@ extension Scope {
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
                 let decorators = resolver.decoratorsIfAny
-                registry.lock.unlock()
+                registry.lock.release(locked)
                 return try await make(
                     resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
                     onResolved: onResolved, onDispose: onDispose)
@@ -242,12 +253,12 @@ extension Scope {
                 // This task's own chain is making it (directly, or in a parent task awaiting this one), or the
                 // task making it waits, through other creations, for one this chain makes: a cycle.
                 if let node, node.isMaking(creation) || !AsyncCreation.startWaiting(for: creation, from: node) {
-                    registry.lock.unlock()
+                    registry.lock.release(locked)
                     throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
                 }
                 // Unfinished while the slot holds it (nil only for one that finished: nothing to wait for).
-                let waiters = creation.waiters()
-                registry.lock.unlock()
+                let waiters = creation.waiters(locked)
+                registry.lock.release(locked)
                 let limit = registry.waitLimit
                 let outcome = await waiters?.wait(limit: limit) ?? .finished
                 AsyncCreation.stopWaiting(from: node)
@@ -260,22 +271,24 @@ extension Scope {
                 case .timedOut:
                     throw creation.timedOut(requested: resolver.serviceKey, node: node, limit: limit)
                 }
-                registry.lock.lock()
+                locked = registry.lock.acquire()
                 // A creation that failed fails its waiters with its error; the next resolve tries again.
                 if let failure = creation.failure {
-                    registry.lock.unlock()
+                    registry.lock.release(locked)
                     throw failure
                 }
             case .creating, .initializing:
                 // A synchronous creation on some thread (a main-actor registration's, made on the main actor):
                 // awaited, no thread blocked.
-                let flight = slot.flight(of: resolver)
-                registry.lock.unlock()
+                let flight = slot.flight(of: resolver, locked)
+                registry.lock.release(locked)
                 if let flight { try await awaitCreation(flight, requested: resolver.serviceKey, node: node) }
-                registry.lock.lock()
+                locked = registry.lock.acquire()
             case .created(let box):
                 do throws(DeadInstance) {
-                    return try createdInstance(box, at: place, of: resolver)
+                    let instance = try createdInstance(box, at: place, of: resolver, &locked)
+                    registry.lock.release(locked)
+                    return instance
                 } catch {
                     continue
                 }
@@ -284,8 +297,8 @@ extension Scope {
     }
 
     /// Runs an async factory of a reused service, then commits the instance
-    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Called with the lock released and the slot marked
-    /// with `creation`; every way out settles the slot and wakes the waiters, who share this creation's failure
+    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Call without the lock, with the slot marked with
+    /// `creation`; every way out settles the slot and wakes the waiters, who share this creation's failure
     /// (all but the creator's cancellation, after which one of them makes the instance).
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,

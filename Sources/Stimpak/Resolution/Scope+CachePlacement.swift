@@ -2,51 +2,50 @@
 /// arguments, or per arguments equal under a comparator).
 extension Scope {
     /// Whether this scope, as the owner of `resolver`'s instance, keeps it in its table as it is (see
-    /// ``resolveInTable(_:_:owner:)``): a child scope, the registration not made in a scope, and one that needs
-    /// none of a slot's states (``ServiceRegistration/isKeptInTable``). Call with the lock held.
+    /// ``resolveInTable(_:_:owner:_:)``): a child scope, the registration not made in a scope, and one that needs
+    /// none of a slot's states (``ServiceRegistration/isKeptInTable(_:)``).
     @inline(__always)
-    func keepsInTable<Service, Args>(_ resolver: ServiceResolver<Service, Args>, registeredIn: Scope?) -> Bool {
-        registeredIn == nil && parent != nil && resolver.isKeptInTable
+    func keepsInTable<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, registeredIn: Scope?, _ locked: borrowing Locked
+    ) -> Bool {
+        registeredIn == nil && parent != nil && resolver.isKeptInTable(locked)
     }
 
     /// The scope whose cache keeps a reused registration's instances: the one its reuse picks, with the
-    /// registering scope of a scope's registration in the root's place. Call with the lock held; returns with
-    /// it held, or throws with it released.
+    /// registering scope of a scope's registration in the root's place.
     func cacheOwner<Service, Args>(
-        of resolver: ServiceResolver<Service, Args>, registeredIn: Scope?
-    ) throws(ResolutionError) -> Scope {
+        of resolver: ServiceResolver<Service, Args>, registeredIn: Scope?, _ locked: consuming Locked
+    ) throws(ResolutionError) -> Holding<Scope> {
         switch resolver.reuse.kind {
         case .singleton, .weak:
-            return registeredIn ?? root
+            return Holding(value: registeredIn ?? root, locked: locked)
         case .scopedTo:
             // Comparing scope keys may run user code, so not under the lock (keys and parents never change).
-            registry.lock.unlock()
+            registry.lock.release(locked)
             guard let found = resolver.reuse.nearestScope(from: self, upTo: registeredIn) else {
                 throw noMatchingScope(for: resolver, upTo: registeredIn)
             }
-            registry.lock.lock()
-            return found
+            return Holding(value: found, locked: registry.lock.acquire())
         case .inScope, .transient, .graph:
-            return self
+            return Holding(value: self, locked: locked)
         }
     }
 
     /// Where a reused registration's instance for `arguments` is cached in `owner` (see
-    /// ``cacheOwner(of:registeredIn:)``): the slot there, and where the instance is published. Call with the
-    /// lock held; returns with it held, or throws with it released.
+    /// ``cacheOwner(of:registeredIn:_:)``): the slot there, and where the instance is published.
     func cachePlace<Service, Args>(
         of resolver: ServiceResolver<Service, Args>, _ arguments: Args, owner: Scope, registeredIn: Scope?,
-        localsIndex: Int
-    ) throws(ResolutionError) -> CachePlace {
+        localsIndex: Int, _ locked: consuming Locked
+    ) throws(ResolutionError) -> Holding<CachePlace> {
         let slot: Slot
         let publishes: Bool
         switch resolver.matching {
         case .ignored:
-            slot = owner.singleSlot(for: resolver)
+            slot = owner.singleSlot(for: resolver, locked)
             // Only the slot of arguments-ignoring registrations is what the lock-free path reads.
             publishes = true
         case .hashed(let hashKey):
-            let cache = owner.instanceCache(for: resolver)
+            let cache = owner.instanceCache(for: resolver, locked)
             let argumentsKey = hashKey(arguments)
             if let existing = cache.hashed[argumentsKey] {
                 slot = existing
@@ -56,32 +55,39 @@ extension Scope {
             }
             publishes = false
         case .compared(let isEqual):
-            slot = try comparedSlot(in: owner.instanceCache(for: resolver), of: resolver, for: arguments, isEqual: isEqual)
+            let cache = owner.instanceCache(for: resolver, locked)
+            let compared = try comparedSlot(in: cache, of: resolver, for: arguments, isEqual: isEqual, locked)
+            locked = compared.locked
+            slot = compared.value
             publishes = false
         }
         guard registeredIn == nil else {
             // A scope's registration: every resolving scope publishes the instance at the locals index, the
             // one place the `.provided` route reads (not a weak one's box, which is not a cached instance).
             let memo = publishes && resolver.reuse.kind != .weak ? self : nil
-            return CachePlace(owner: owner, slot: slot, publishes: false, memo: memo, memoIndex: localsIndex)
+            return Holding(
+                value: CachePlace(owner: owner, slot: slot, publishes: false, memo: memo, memoIndex: localsIndex),
+                locked: locked)
         }
         // A scope below the owner of a `.scopedTo` instance publishes it too, so that its next resolve
         // finds it lock-free.
         let memo = publishes && owner !== self ? self : nil
-        return CachePlace(owner: owner, slot: slot, publishes: publishes, memo: memo, memoIndex: resolver.index)
+        return Holding(
+            value: CachePlace(owner: owner, slot: slot, publishes: publishes, memo: memo, memoIndex: resolver.index),
+            locked: locked)
     }
 
-    /// This scope's slot for an arguments-ignoring registration, made on first use. Call with the lock held.
-    func singleSlot<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> Slot {
-        switch storedCache(for: resolver) {
+    /// This scope's slot for an arguments-ignoring registration, made on first use.
+    func singleSlot<Service, Args>(for resolver: ServiceResolver<Service, Args>, _ locked: borrowing Locked) -> Slot {
+        switch storedCache(for: resolver, locked) {
         case let slot as Slot:
             return slot
         case nil:
             let slot = Slot()
-            storeCache(slot, for: resolver)
+            storeCache(slot, for: resolver, locked)
             return slot
         case let .some(existing):
-            if let slot = inflatedSlot(existing, of: resolver) { return slot }
+            if let slot = inflatedSlot(existing, of: resolver, locked) { return slot }
             // A comparator is never taken away, so this is not expected; serve the slot the cache kept.
             let cache = unsafeDowncast(existing, to: InstanceCache<Args>.self)
             if let earlier = cache.earlier { return earlier }
@@ -92,10 +98,12 @@ extension Scope {
     }
 
     /// This scope's cache for a registration with a comparator, made on first use; a slot cached before
-    /// the comparator was set is kept in it. Call with the lock held.
-    func instanceCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> InstanceCache<Args> {
-        var existing = storedCache(for: resolver)
-        if let found = existing, !(found is Slot), let slot = inflatedSlot(found, of: resolver) {
+    /// the comparator was set is kept in it.
+    func instanceCache<Service, Args>(
+        for resolver: ServiceResolver<Service, Args>, _ locked: borrowing Locked
+    ) -> InstanceCache<Args> {
+        var existing = storedCache(for: resolver, locked)
+        if let found = existing, !(found is Slot), let slot = inflatedSlot(found, of: resolver, locked) {
             existing = slot
         }
         if let existing, !(existing is Slot) {
@@ -104,56 +112,60 @@ extension Scope {
         }
         let cache = InstanceCache<Args>()
         cache.earlier = existing as? Slot
-        storeCache(cache, for: resolver)
+        storeCache(cache, for: resolver, locked)
         return cache
     }
 
     /// This scope's cache for `resolver` (a ``Slot`` or an ``InstanceCache``): the root scope keeps it on
-    /// the registration, a child scope in its table. Call with the lock held.
-    func storedCache<Service, Args>(for resolver: ServiceResolver<Service, Args>) -> AnyObject? {
-        parent == nil ? resolver.rootCache : cache(for: resolver.index)
+    /// the registration, a child scope in its table.
+    func storedCache<Service, Args>(for resolver: ServiceResolver<Service, Args>, _ locked: borrowing Locked) -> AnyObject? {
+        parent == nil ? resolver.rootCache : cache(for: resolver.index, locked)
     }
 
-    func storeCache<Service, Args>(_ cache: AnyObject, for resolver: ServiceResolver<Service, Args>) {
+    /// Sets this scope's cache for `resolver` (see ``storedCache(for:_:)``).
+    func storeCache<Service, Args>(
+        _ cache: AnyObject, for resolver: ServiceResolver<Service, Args>, _ locked: borrowing Locked
+    ) {
         if parent == nil {
             resolver.rootCache = cache
         } else {
-            setCache(cache, for: resolver.index)
+            setCache(cache, for: resolver.index, locked)
         }
     }
 
     /// The slot for arguments equal to `arguments` under the user's comparator, which runs with the lock
-    /// released. Call with the lock held; returns with it held, or throws with it released.
+    /// released.
     ///
     /// A comparator that resolves its own registration would recurse without end (it runs before the
     /// registration's factory puts it on the path), so this thread's running comparators are recorded
     /// and re-entering one is a cycle.
     func comparedSlot<Service, Args>(
         in cache: InstanceCache<Args>, of resolver: ServiceResolver<Service, Args>, for arguments: Args,
-        isEqual: (Args, Args) -> Bool
-    ) throws(ResolutionError) -> Slot {
+        isEqual: (Args, Args) -> Bool, _ locked: consuming Locked
+    ) throws(ResolutionError) -> Holding<Slot> {
         let context = ResolutionContext.current
         var searched = 0
         while searched < cache.compared.count {
             let entries = cache.compared
             guard context.startComparing(resolver) else {
-                registry.lock.unlock()
+                registry.lock.release(locked)
                 throw context.pathError(.dependencyCycle, resolver)
             }
-            registry.lock.unlock()
+            registry.lock.release(locked)
             let match = ResolutionContext.runningUserCode { entries[searched...].first { isEqual($0.arguments, arguments) } }
             context.endComparing()
-            registry.lock.lock()
-            if let match { return match.slot }
+            locked = registry.lock.acquire()
+            if let match { return Holding(value: match.slot, locked: locked) }
             searched = entries.count
         }
         let slot = Slot()
         cache.compared.append((arguments, slot))
-        return slot
+        return Holding(value: slot, locked: locked)
     }
 }
 
-/// Where a reused instance is cached and published (see ``Scope/cachePlace(of:_:owner:registeredIn:localsIndex:)``).
+/// Where a reused instance is cached and published (see
+/// ``Scope/cachePlace(of:_:owner:registeredIn:localsIndex:_:)``).
 struct CachePlace {
     let owner: Scope
     let slot: Slot

@@ -2,7 +2,7 @@
 /// path (Scope+SyncResolution.swift, Scope+TableEntry.swift) and the async one (Scope+AsyncResolution.swift),
 /// which differ only where the async one awaits: its factory, and a wait for another task's creation.
 ///
-/// A creation, on either path: the rules checked before it (``refuseCaptive(_:node:)``), the factory and its
+/// A creation, on either path: the rules checked before it (``refuseCaptive(_:node:_:)``), the factory and its
 /// decorators (``decorate(_:of:with:in:layers:)``), timed for the observer (``creationStart()``), then a
 /// transient handed out (``handOut(transient:layers:of:onResolved:)``: its `resolved` callback, the disposable
 /// transient rule) or a reused instance committed (``commit(_:layers:of:at:by:onResolved:onDispose:)``: its
@@ -14,24 +14,26 @@ extension Scope {
     /// Throws `.captiveDependency`, with the lock released, when `resolver` is reused per scope (`.inScope`,
     /// `.scopedTo`) and a container-wide registration that would capture its instance is being made: on this
     /// thread, or in the async chain that ends at `node` (nil on the synchronous path, which reads no task-local
-    /// value). Call with the lock held.
+    /// value).
     @inline(__always)
     func refuseCaptive<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, node: AsyncNode?
-    ) throws(ResolutionError) {
+        _ resolver: ServiceResolver<Service, Args>, node: AsyncNode?, _ locked: consuming Locked
+    ) throws(ResolutionError) -> Locked {
         guard resolver.reuse.kind == .inScope || resolver.reuse.kind == .scopedTo,
-            let captor = ResolutionContext.currentCaptor() ?? node?.captor()
-        else { return }
-        registry.lock.unlock()
+            let captor = ResolutionContext.currentCaptor(locked) ?? node?.captor(locked)
+        else { return locked }
+        registry.lock.release(locked)
         throw captiveDependency(resolver, captor: captor)
     }
 
     /// Throws `.scopeDisposed`, with the lock released, when `owner`, the scope whose cache keeps `resolver`'s
-    /// instance, is disposed. Call with the lock held.
+    /// instance, is disposed.
     @inline(__always)
-    func refuseDisposed<Service, Args>(_ owner: Scope, of resolver: ServiceResolver<Service, Args>) throws(ResolutionError) {
-        guard owner.isDisposedValue else { return }
-        registry.lock.unlock()
+    func refuseDisposed<Service, Args>(
+        _ owner: Scope, of resolver: ServiceResolver<Service, Args>, _ locked: consuming Locked
+    ) throws(ResolutionError) -> Locked {
+        guard owner.isDisposedValue else { return locked }
+        registry.lock.release(locked)
         throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
     }
 
@@ -44,7 +46,7 @@ extension Scope {
     }
 
     /// Runs a registration's synchronous factory and its decorators with the registration on this thread's
-    /// resolution path. Called with the lock released. A decorated instance's layers that dispose themselves
+    /// resolution path. Call without the lock. A decorated instance's layers that dispose themselves
     /// go to `layers` (an `inout` of a non-generic type: a generic result type would look up its metadata on
     /// every creation, the locked path being unspecialized).
     func make<Service, Args>(
@@ -108,7 +110,7 @@ extension Scope {
 
     /// Runs `resolver`'s `resolved` callback on `instance` with the registration on this thread's resolution
     /// path (`context`, this thread's), so that a resolve of it from the callback is seen as a cycle or gets
-    /// the instance cached for the callback. Called with the lock released.
+    /// the instance cached for the callback. Call without the lock.
     func runCallback<Service, Args>(
         _ callback: @Sendable (Scope, Service) throws -> Void,
         of resolver: ServiceResolver<Service, Args>,
@@ -139,7 +141,7 @@ extension Scope {
 
     /// Hands out a new transient instance: runs its `resolved` callback (an instance whose callback throws is
     /// discarded: no one will get it), then applies the disposable-transient rule
-    /// (``admitDisposableTransient(_:of:layers:)``). Called with the lock released.
+    /// (``admitDisposableTransient(_:of:layers:)``). Call without the lock.
     func handOut<Service, Args>(
         transient instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?
@@ -157,7 +159,7 @@ extension Scope {
     }
 
     /// Hands out, or has this scope track, or disposes and refuses a `Disposable` instance of a transient,
-    /// as its registration says. Called with the lock released.
+    /// as its registration says. Call without the lock: it takes it.
     @usableFromInline
     func admitDisposableTransient<Service, Args>(
         _ instance: Service, of resolver: ServiceResolver<Service, Args>
@@ -169,19 +171,19 @@ extension Scope {
     func admitDisposableTransient<Service, Args>(
         _ instance: Service, of resolver: ServiceResolver<Service, Args>, layers: [InstanceDisposal]?
     ) throws(ResolutionError) -> Service {
-        registry.lock.lock()
+        var locked = registry.lock.acquire()
         switch resolver.disposableTransients {
         case .allowed:
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return instance
         case .tracked:
             let record = DisposalRecord.of(
                 instance, of: resolver, slot: nil, onDispose: resolver.onDispose, layers: layers)
-            try keepDisposal(record, of: resolver, ending: nil)
-            registry.lock.unlock()
+            locked = try keepDisposal(record, of: resolver, ending: nil, locked)
+            registry.lock.release(locked)
             return instance
         case .refused:
-            registry.lock.unlock()
+            registry.lock.release(locked)
             // Made here and refused here: nothing else would dispose it.
             try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: nil, layers: layers)?.dispose()
             throw failure(.disposableTransient, resolver.serviceKey)
@@ -194,7 +196,7 @@ extension Scope {
     /// its `resolved` callback with the instance cached for this thread (so that what the callback resolves can
     /// get back to it), then caches it in the slot, publishes and tracks it, and wakes the waiters. Every way
     /// out settles the slot: a value made by a `.weak` registration, the owner disposed meanwhile, a callback
-    /// that throws. Called with the lock released.
+    /// that throws. Call without the lock.
     func commit<Service, Args>(
         _ instance: Service,
         layers: [InstanceDisposal]?,
@@ -214,10 +216,10 @@ extension Scope {
             owner.abandon(creation, failing: error)
             throw error
         }
-        try owner.lockAndKeepDisposal(record, of: resolver, ending: creation)
+        var locked = try owner.lockAndKeepDisposal(record, of: resolver, ending: creation)
         if let onResolved {
-            let context = startCallback(box, in: place.slot, by: maker)
-            registry.lock.unlock()
+            let context = startCallback(box, in: place.slot, by: maker, locked)
+            registry.lock.release(locked)
             do {
                 try runCallback(onResolved, of: resolver, owner, instance, context: context)
             } catch  where defersCallback(after: error, context: context) {
@@ -228,35 +230,37 @@ extension Scope {
             } catch {
                 // The record is this thread's to dispose only if it is still among the scope's: a disposal of the
                 // scope during the callback took it, and disposes the instance itself.
-                registry.lock.lock()
-                let isOurs = owner.takeDisposal(for: place.slot)
-                let waiters = owner.end(creation, failing: error)
-                registry.lock.unlock()
+                locked = registry.lock.acquire()
+                let isOurs = owner.takeDisposal(for: place.slot, locked)
+                let waiters = owner.end(creation, failing: error, locked)
+                registry.lock.release(locked)
                 waiters.wake()
                 if isOurs { try? record?.dispose() }
                 throw error
             }
-            registry.lock.lock()
+            locked = registry.lock.acquire()
             // Disposed while the callback ran (by it, or by another thread): the disposal has taken the
             // record and disposes the instance, which must not be handed out.
             if owner.isDisposedValue {
-                let waiters = owner.end(creation, failing: nil)
-                registry.lock.unlock()
+                let waiters = owner.end(creation, failing: nil, locked)
+                registry.lock.release(locked)
                 waiters.wake()
                 throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
             }
         }
-        let waiters = owner.settle(place.slot, by: maker, storing: box, of: resolver, publishes: place.publishes)
-        registry.lock.unlock()
+        let waiters = owner.settle(place.slot, by: maker, storing: box, of: resolver, publishes: place.publishes, locked)
+        registry.lock.release(locked)
         waiters.wake()
         // Made: the callbacks deferred while it was being made can find it now.
-        try ResolutionContext.endLockedResolve(failing: false)
+        try ResolutionContext.endLockedPathResolve(failing: false)
         return instance
     }
 
     /// Caches `box` in `slot` while the `resolved` callback runs on this thread: a resolve of it from the
-    /// callback gets it, any other waits. Returns this thread's context. Call with the lock held.
-    private func startCallback(_ box: AnyObject, in slot: Slot, by maker: SlotMaker) -> ResolutionContext {
+    /// callback gets it, any other waits. Returns this thread's context.
+    private func startCallback(
+        _ box: AnyObject, in slot: Slot, by maker: SlotMaker, _ locked: borrowing Locked
+    ) -> ResolutionContext {
         switch maker {
         case .thread(let context):
             slot.state = .initializing(box, context)
@@ -271,34 +275,36 @@ extension Scope {
     }
 
     /// Takes the lock and keeps `record`, a new instance's disposal record, in this scope's, the scope that owns
-    /// the instance (see ``keepDisposal(_:of:ending:)``). Returns with the lock held, or throws with it released.
+    /// the instance (see ``keepDisposal(_:of:ending:_:)``), and returns with the lock still held.
     @inline(__always)
     func lockAndKeepDisposal<Service, Args>(
         _ record: DisposalRecord?, of resolver: ServiceResolver<Service, Args>, ending creation: @autoclosure () -> Creation
-    ) throws(ResolutionError) {
-        registry.lock.lock()
-        try keepDisposal(record, of: resolver, ending: creation())
+    ) throws(ResolutionError) -> Locked {
+        try keepDisposal(record, of: resolver, ending: creation(), registry.lock.acquire())
     }
 
     /// Keeps `record`, a new instance's disposal record, in this scope's, the scope that owns the instance. A
     /// scope disposed while the instance was made gets no new instance: `creation` ends (its waiters see the
     /// disposal for themselves), the instance is disposed, and this throws `.scopeDisposed` with the lock
-    /// released. Call with the lock held. (`creation` is made only then: not on the path of every creation.)
+    /// released. (`creation` is made only then: not on the path of every creation.)
     @inline(__always)
     func keepDisposal<Service, Args>(
-        _ record: DisposalRecord?, of resolver: ServiceResolver<Service, Args>, ending creation: @autoclosure () -> Creation?
-    ) throws(ResolutionError) {
-        guard !isDisposedValue else { throw refuseDisposedOwner(record, of: resolver, ending: creation()) }
+        _ record: DisposalRecord?, of resolver: ServiceResolver<Service, Args>,
+        ending creation: @autoclosure () -> Creation?, _ locked: consuming Locked
+    ) throws(ResolutionError) -> Locked {
+        guard !isDisposedValue else { throw refuseDisposedOwner(record, of: resolver, ending: creation(), locked) }
         if let record { disposals.append(record) }
+        return locked
     }
 
-    /// The disposed-owner case of ``keepDisposal(_:of:ending:)``, out of line. Returns the error to throw.
+    /// The disposed-owner case of ``keepDisposal(_:of:ending:_:)``, out of line. Returns the error to throw.
     @inline(never)
     private func refuseDisposedOwner<Service, Args>(
-        _ record: DisposalRecord?, of resolver: ServiceResolver<Service, Args>, ending creation: Creation?
+        _ record: DisposalRecord?, of resolver: ServiceResolver<Service, Args>, ending creation: Creation?,
+        _ locked: consuming Locked
     ) -> ResolutionError {
-        let waiters = creation.map { end($0, failing: nil) }
-        registry.lock.unlock()
+        let waiters = creation.map { end($0, failing: nil, locked) }
+        registry.lock.release(locked)
         waiters?.wake()
         try? record?.dispose()
         return failure(.scopeDisposed, resolver.serviceKey, scopeKey: key)
@@ -306,41 +312,38 @@ extension Scope {
 
     /// Ends `creation` without an instance, whose waiters share `failure` (nil: they try again, or see the
     /// scope's disposal for themselves): a slot is empty again, a table entry's mark is cleared (or the slot
-    /// made of it settled). Call with the lock held, on the scope that owns the creation; wake the waiters
-    /// once it is released.
-    func end(_ creation: Creation, failing failure: ResolutionError?) -> Waiters {
+    /// made of it settled). Call on the scope that owns the creation; wake the waiters once the lock is
+    /// released.
+    func end(_ creation: Creation, failing failure: ResolutionError?, _ locked: borrowing Locked) -> Waiters {
         switch creation {
         case .tableEntry(let index, let context):
-            return Waiters(flight: endMarkedCreation(index, context: context), failure: failure)
+            return Waiters(flight: endMarkedCreation(index, context: context, locked), failure: failure)
         case .slot(let slot, .thread):
-            return Waiters(flight: slot.settle(.empty), failure: failure)
+            return Waiters(flight: slot.settle(.empty, locked), failure: failure)
         case .slot(let slot, .task(let asyncCreation)):
             slot.state = .empty
-            return Waiters(tasks: asyncCreation.finish(failing: failure))
+            return Waiters(tasks: asyncCreation.finish(failing: failure, locked))
         }
     }
 
-    /// Ends `creation` without an instance (``end(_:failing:)``) and wakes its waiters. Called with the lock
-    /// released, on the scope that owns the creation.
+    /// Ends `creation` without an instance (``end(_:failing:_:)``) and wakes its waiters. Call without the lock,
+    /// on the scope that owns the creation.
     func abandon(_ creation: Creation, failing failure: ResolutionError?) {
-        registry.lock.lock()
-        let waiters = end(creation, failing: failure)
-        registry.lock.unlock()
+        let waiters = registry.lock.withLock { locked in end(creation, failing: failure, locked) }
         waiters.wake()
         // Not made: the callbacks deferred while it was being made wait for nothing.
-        try? ResolutionContext.endLockedResolve(failing: true)
+        try? ResolutionContext.endLockedPathResolve(failing: true)
     }
 
     /// Ends the creation that `maker` ran in `slot` of this scope with its instance, `box`: cached, published
-    /// when `publishes` (see ``store(_:in:of:publishes:)``). Call with the lock held; wake the waiters once it
-    /// is released.
+    /// when `publishes` (see ``store(_:in:of:publishes:_:)``). Wake the waiters once the lock is released.
     private func settle<Service, Args>(
         _ slot: Slot, by maker: SlotMaker, storing box: AnyObject, of resolver: ServiceResolver<Service, Args>,
-        publishes: Bool
+        publishes: Bool, _ locked: borrowing Locked
     ) -> Waiters {
-        let flight = store(box, in: slot, of: resolver, publishes: publishes)
+        let flight = store(box, in: slot, of: resolver, publishes: publishes, locked)
         guard case .task(let asyncCreation) = maker else { return Waiters(flight: flight) }
-        return Waiters(tasks: asyncCreation.finish(failing: nil))
+        return Waiters(tasks: asyncCreation.finish(failing: nil, locked))
     }
 
     /// What a slot caches for a new instance: its box (a ``WeakBox`` for a `.weak` registration) and its
@@ -359,29 +362,30 @@ extension Scope {
     }
 
     /// Caches a finished instance (see ``CachedInstance``) in `slot` of this scope and, when `publishes`, publishes it for
-    /// the lock-free path. Call with the lock held.
+    /// the lock-free path.
     /// - Returns: The flight of the threads waiting for the instance, to finish once the lock is released.
     func store<Service, Args>(
-        _ box: AnyObject, in slot: Slot, of resolver: ServiceResolver<Service, Args>, publishes: Bool
+        _ box: AnyObject, in slot: Slot, of resolver: ServiceResolver<Service, Args>, publishes: Bool,
+        _ locked: borrowing Locked
     ) -> InFlight? {
-        let flight = slot.settle(.created(box))
+        let flight = slot.settle(.created(box), locked)
         slot.registration = resolver
         slot.owner = ObjectIdentifier(self)
-        slot.creation = registry.nextCreation()
-        if registry.tracksInstances { track(box, of: resolver) }
+        slot.creation = registry.nextCreation(locked)
+        if registry.tracksInstances { track(box, of: resolver, locked) }
         guard publishes else { return flight }
         if parent == nil {
             // (A `.weak` registration's `WeakBox` is no `InstanceBox`: published as it is, for `.weakRoot`.)
             resolver.rootWord.publish(instance: box)
         } else {
-            publish(box, index: resolver.index)
+            publish(box, index: resolver.index, locked)
         }
         return flight
     }
 
-    /// Records `box`, a new instance of `resolver`, for ``survivors``. Call with the lock held, when the
-    /// container tracks instances (`registry.tracksInstances`, tested by the caller: no call otherwise).
-    func track<Service, Args>(_ box: AnyObject, of resolver: ServiceResolver<Service, Args>) {
+    /// Records `box`, a new instance of `resolver`, for ``survivors``. Call when the container tracks
+    /// instances (`registry.tracksInstances`, tested by the caller: no call otherwise).
+    func track<Service, Args>(_ box: AnyObject, of resolver: ServiceResolver<Service, Args>, _ locked: borrowing Locked) {
         guard resolver.reuse.kind != .weak else { return }
         let value = resolver.instance(in: box)
         if Swift.type(of: value as Any) is AnyClass {
@@ -390,31 +394,30 @@ extension Scope {
     }
 
     /// Removes this scope's disposal record of `slot`'s instance: true when it was still here, false when a
-    /// disposal of the scope took it (and disposes the instance itself). Call with the lock held.
-    func takeDisposal(for slot: Slot) -> Bool {
+    /// disposal of the scope took it (and disposes the instance itself).
+    func takeDisposal(for slot: Slot, _ locked: borrowing Locked) -> Bool {
         guard let index = disposals.lastIndex(where: { $0.slot === slot }) else { return false }
         disposals.remove(at: index)
         return true
     }
 
-    /// The instance `place`'s slot holds, `box`, published below its owner where `place` says, with the lock
-    /// released; or, for a `.weak` instance that nobody holds any more, throws with the lock held, having
-    /// unpublished it and emptied the slot for the next creation. Call with the lock held.
+    /// The instance `place`'s slot holds, `box`, published below its owner where `place` says; or, for a
+    /// `.weak` instance that nobody holds any more, throws, having unpublished it and emptied the slot for the
+    /// next creation (the lock is released meanwhile, to retire it).
     func createdInstance<Service, Args>(
-        _ box: AnyObject, at place: CachePlace, of resolver: ServiceResolver<Service, Args>
+        _ box: AnyObject, at place: CachePlace, of resolver: ServiceResolver<Service, Args>, _ locked: inout Locked
     ) throws(DeadInstance) -> Service {
         do throws(DeadInstance) {
             let instance = try liveInstance(in: box, of: resolver)
-            place.memo?.publishBelowOwner(place.slot, box: box, index: place.memoIndex)
-            registry.lock.unlock()
+            place.memo?.publishBelowOwner(place.slot, box: box, index: place.memoIndex, locked)
             return instance
         } catch {
             if place.publishes { resolver.rootWord.publish(nil) }
             place.slot.state = .empty
             // Released once the readers that may hold its address are done with it, never under the lock.
-            registry.lock.unlock()
+            registry.lock.release(locked)
             Reclamation.retire(box)
-            registry.lock.lock()
+            locked = registry.lock.acquire()
             throw error
         }
     }
@@ -461,10 +464,10 @@ enum SlotMaker {
     case task(AsyncCreation)
 }
 
-/// A creation under way, as other resolves find it; every way out of it ends it (see ``Scope/end(_:failing:)``).
+/// A creation under way, as other resolves find it; every way out of it ends it (see ``Scope/end(_:failing:_:)``).
 enum Creation {
     /// The owner's table entry at the index, marked with the creating thread's context (see
-    /// ``Scope/resolveInTable(_:_:owner:)``).
+    /// ``Scope/resolveInTable(_:_:owner:_:)``).
     case tableEntry(Int, ResolutionContext)
     /// A slot.
     case slot(Slot, SlotMaker)

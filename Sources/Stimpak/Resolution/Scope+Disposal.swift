@@ -120,15 +120,12 @@ extension Scope {
 
     /// Counts a child's disposal as finished; returns what waited for the last one. Takes the lock.
     private func childDisposalFinished() -> WaitingDisposal.Next {
-        registry.lock.lock()
-        runningChildDisposals -= 1
-        var next = WaitingDisposal.Next.none
-        if let waiting = waitingDisposal {
+        registry.lock.withLock { locked in
+            runningChildDisposals -= 1
+            guard let waiting = waitingDisposal else { return .none }
             if runningChildDisposals == 0 { waitingDisposal = nil }
-            next = waiting.countDown()
+            return waiting.countDown(locked)
         }
-        registry.lock.unlock()
-        return next
     }
 
     /// What ``detachSubtree(into:waiting:deferringHooks:)`` left the caller to do.
@@ -155,9 +152,9 @@ extension Scope {
     private func detachSubtree(
         into detached: inout Detached, waiting: inout WaitingDisposal?, deferringHooks: Bool
     ) -> Detachment {
-        registry.lock.lock()
+        let locked = registry.lock.acquire()
         guard !isDisposedValue else {
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return .nothing
         }
         // Unlinked first: `remove` walks the bucket chain that `detach` clears.
@@ -165,12 +162,12 @@ extension Scope {
         var running = runningChildDisposals
         var waitingScopes: [Scope]?
         if children.isEmpty {
-            detach(into: &detached)
+            detach(into: &detached, locked)
             if running > 0 { waitingScopes = [self] }
         } else {
             running = 0
-            for scope in subtreeDeepestFirst() {
-                scope.detach(into: &detached)
+            for scope in subtreeDeepestFirst(locked) {
+                scope.detach(into: &detached, locked)
                 // This scope's leak check (``survivors``) covers the scopes below it.
                 if scope !== self, !scope.tracked.isEmpty { tracked.append(contentsOf: scope.tracked) }
                 if scope.runningChildDisposals > 0 {
@@ -181,18 +178,18 @@ extension Scope {
         }
         if parent == nil {
             for entry in registry.entries.values {
-                if let cache = entry.registration?.takeRootCache() { detached.objects.append(cache) }
+                if let cache = entry.registration?.takeRootCache(locked) { detached.objects.append(cache) }
             }
         }
-        if !tracked.isEmpty { shareTrackedInstancesWithParent() }
+        if !tracked.isEmpty { shareTrackedInstancesWithParent(locked) }
         // A disposal with no hook to run and none to wait for orders nothing: the parent does not count it.
         guard !detached.records.isEmpty || running > 0 else {
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return detached.holdsAnything ? .ready : .nothing
         }
         if let parent { parent.runningChildDisposals += 1 }
         guard let waitingScopes else {
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return parent == nil ? .ready : .readyCounted
         }
         let made = WaitingDisposal(remaining: running)
@@ -204,7 +201,7 @@ extension Scope {
         } else {
             waiting = made
         }
-        registry.lock.unlock()
+        registry.lock.release(locked)
         return .waits
     }
 
@@ -224,8 +221,7 @@ extension Scope {
     }
 
     /// Marks this scope disposed, unpublishes its instances and moves its state into `detached`.
-    /// Call with the lock held.
-    private func detach(into detached: inout Detached) {
+    private func detach(into detached: inout Detached, _ locked: borrowing Locked) {
         isDisposedValue = true
         tableWord.publish(nil)
         if !disposals.isEmpty {
@@ -247,8 +243,8 @@ extension Scope {
     /// Makes the open parent's leak check (``survivors``) cover this disposed scope's instances too, since the
     /// children table forgets a disposed scope. Weak references only; the parent's list drops those whose
     /// instance is gone each time it doubles, so a long-lived parent of many request scopes keeps only what
-    /// is alive. Call with the lock held.
-    private func shareTrackedInstancesWithParent() {
+    /// is alive.
+    private func shareTrackedInstancesWithParent(_ locked: borrowing Locked) {
         guard registry.tracksInstances, let parent, !parent.isDisposedValue else { return }
         let before = parent.tracked.count
         parent.tracked.append(contentsOf: tracked)
@@ -260,12 +256,12 @@ extension Scope {
     }
 
     /// Every scope of this subtree, each after all its descendants. Iterative, so depth costs no stack.
-    func subtreeDeepestFirst() -> [Scope] {
+    func subtreeDeepestFirst(_ locked: borrowing Locked) -> [Scope] {
         var preorder: [Scope] = []
         var stack: [Scope] = [self]
         while let scope = stack.popLast() {
             preorder.append(scope)
-            stack.append(contentsOf: scope.openChildrenInOrder.reversed())
+            stack.append(contentsOf: scope.openChildrenInOrder(locked).reversed())
         }
         return preorder.reversed()
     }
@@ -295,14 +291,14 @@ final class WaitingDisposal: @unchecked Sendable {  // every property is guarded
         self.remaining = remaining
     }
 
-    /// Takes the deferred subtree: for the one thread that ``countDown()`` told to run it (the lock ordered
+    /// Takes the deferred subtree: for the one thread that ``countDown(_:)`` told to run it (the lock ordered
     /// that after the subtree was stored), without the lock.
     func takeDeferred() -> (Scope, Scope.Detached)? {
         deferred.take()
     }
 
-    /// Counts one finished; returns what to do when it was the last. Call with the lock held.
-    func countDown() -> Next {
+    /// Counts one finished; returns what to do when it was the last.
+    func countDown(_ locked: borrowing Locked) -> Next {
         remaining -= 1
         guard remaining == 0 else { return .none }
         let taken = next
@@ -313,14 +309,12 @@ final class WaitingDisposal: @unchecked Sendable {  // every property is guarded
     /// Suspends until every child disposal it waits for has finished.
     func wait(_ registry: Registry) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            registry.lock.lock()
-            if remaining == 0 {
-                registry.lock.unlock()
-                continuation.resume()
-            } else {
+            let isDone = registry.lock.withLock { _ in
+                guard remaining != 0 else { return true }
                 next = .resume(continuation)
-                registry.lock.unlock()
+                return false
             }
+            if isDone { continuation.resume() }
         }
     }
 }

@@ -18,58 +18,63 @@ extension Scope {
                 }
             }
         } catch {
-            try? ResolutionContext.endLockedResolve(failing: true)
+            try? ResolutionContext.endLockedPathResolve(failing: true)
             throw error
         }
-        try ResolutionContext.endLockedResolve(failing: false)
+        try ResolutionContext.endLockedPathResolve(failing: false)
         return value
     }
 
     private func lockAndResolveUnobserved<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service {
-        switch try lockAndFind(Service.self, arguments, key: key) {
+        let lookup = try lockAndFind(Service.self, arguments, key: key)
+        switch consume lookup {
         case .resolved(let value):
             return value
-        case .registration(let resolver, let registeredIn, let localsIndex):
-            return try resolveRegistered(resolver, arguments, registeredIn: registeredIn, localsIndex: localsIndex)
+        case .registration(let found, let locked):
+            return try resolveRegistered(
+                found.resolver, arguments, registeredIn: found.registeredIn, localsIndex: found.localsIndex, locked)
         }
     }
 
-    /// Takes the lock and finds what resolves (`Service`, `Args`, `key`) here: a registration, returned with the
-    /// lock held; or, with the lock released, a `provide`d value or an implicit wrapper. Throws, with the lock
-    /// released, when this scope is disposed or nothing is found.
+    /// Takes the lock and finds what resolves (`Service`, `Args`, `key`) here (see ``find(_:_:_:_:)``): a
+    /// registration, which comes with the lock still held; or, with the lock released, a `provide`d value or an
+    /// implicit wrapper. Throws, with the lock released, when this scope is disposed or nothing is found.
     func lockAndFind<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Lookup<Service, Args> {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         // Interned before the lock: its `==` is user code. None equal: no registration or `provide` used the key.
         let interned = registry.intern(requested, adding: false)
-        registry.lock.lock()
+        let locked = registry.lock.acquire()
         if isDisposedValue {
-            registry.lock.unlock()
+            registry.lock.release(locked)
             throw failure(.scopeDisposed, requested, scopeKey: self.key)
         }
-        registry.publishTableIfNeeded()
+        registry.publishTableIfNeeded(locked)
         guard let interned else {
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return .resolved(try notFound(requested, arguments, entry: nil))
         }
-        switch find(interned, Service.self, Args.self) {
+        switch find(interned, Service.self, Args.self, locked) {
         case .value(let value):
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return .resolved(value)
         case .registration(let resolver, let registeredIn, let localsIndex):
-            return .registration(resolver, registeredIn: registeredIn, localsIndex: localsIndex)
+            return .registration(
+                FoundRegistration(resolver: resolver, registeredIn: registeredIn, localsIndex: localsIndex), locked)
         case .missing(let entry):
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return .resolved(try notFound(requested, arguments, entry: entry))
         }
     }
 
     /// What the locked path finds for `requested`: a `provide`d value or a scope's registration, searching
-    /// from this scope up, or else the container's registration. Call with the lock held; returns with it held.
-    func find<Service, Args>(_ requested: ServiceKey, _ type: Service.Type, _ arguments: Args.Type) -> Found<Service, Args> {
+    /// from this scope up, or else the container's registration.
+    func find<Service, Args>(
+        _ requested: ServiceKey, _ type: Service.Type, _ arguments: Args.Type, _ locked: borrowing Locked
+    ) -> Found<Service, Args> {
         let entry = registry.entries[requested]
         if let entry, entry.hasScopeLocals {
             var scope: Scope? = self
@@ -80,7 +85,9 @@ extension Scope {
                     let value = value as! Service
                     // An ancestor's value: published here too, so that the next resolve from this scope
                     // finds it lock-free, whatever the depth.
-                    if current !== self { publishBelowOwner(CachedInstance.object(for: value), index: entry.localsIndex) }
+                    if current !== self {
+                        publishBelowOwner(CachedInstance.object(for: value), index: entry.localsIndex, locked)
+                    }
                     return .value(value)
                 case .registration(let registration)?:
                     // Stored under its own key, which holds the identities of `Service` and `Args`.
@@ -128,16 +135,16 @@ extension Scope {
     func resolveUncreated<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
     ) throws(ResolutionError) -> Service {
-        registry.lock.lock()
+        let locked = registry.lock.acquire()
         guard !isDisposedValue, registry.generation == generation else {
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return try lockAndResolve(Service.self, arguments, key: resolver.serviceKey.key)
         }
-        return try resolveRegistered(resolver, arguments)
+        return try resolveRegistered(resolver, arguments, locked)
     }
 }
 
-/// What the locked path found for a resolve (see ``Scope/find(_:_:_:)``).
+/// What the locked path found for a resolve (see ``Scope/find(_:_:_:_:)``).
 enum Found<Service, Args> {
     case value(Service)
     case registration(ServiceResolver<Service, Args>, registeredIn: Scope?, localsIndex: Int)
@@ -145,9 +152,19 @@ enum Found<Service, Args> {
 }
 
 /// What ``Scope/lockAndFind(_:_:key:)`` found.
-enum Lookup<Service, Args> {
+enum Lookup<Service, Args>: ~Copyable {
     /// A value to return (a `provide`d one, an implicit wrapper); the lock is released.
     case resolved(Service)
-    /// A registration to resolve; the lock is held.
-    case registration(ServiceResolver<Service, Args>, registeredIn: Scope?, localsIndex: Int)
+    /// A registration to resolve, and the token of the lock, still held.
+    case registration(FoundRegistration<Service, Args>, Locked)
+}
+
+/// A registration that resolves a request (see ``Lookup``). One payload, not three beside the token: a
+/// non-copyable enum's case of several payloads, one of them an `Int`, crashes the Swift 6.3 optimizer.
+struct FoundRegistration<Service, Args> {
+    let resolver: ServiceResolver<Service, Args>
+    /// The scope that made it, or nil for the container's.
+    let registeredIn: Scope?
+    /// Its key's locals index, for a scope's registration.
+    let localsIndex: Int
 }

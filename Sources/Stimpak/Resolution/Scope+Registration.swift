@@ -27,35 +27,35 @@ extension Scope {
                 reuse: reuse, keyBox: keyBox, policy: policy, disposesInstances: disposesInstances,
                 dependencies: dependencies, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
         }
-        registry.lock.lock()
+        let locked = registry.lock.acquire()
         let resolver = makeRegistration(
             reuse: reuse, keyBox: keyBox, disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
-            asyncFactory: asyncFactory, isMainActor: isMainActor)
+            asyncFactory: asyncFactory, isMainActor: isMainActor, locked)
         // Its instances live no longer than this scope, and its factory receives this scope or one below:
         // whatever it resolves from there lives at least as long.
         resolver.allowsCaptiveDependencies = true
         let serviceKey = resolver.serviceKey
         guard !isDisposedValue else {
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return resolver
         }
         if case .registration? = locals[serviceKey] {
             do {
                 guard try policy.resolveConflict(serviceKey) else {
-                    registry.lock.unlock()
+                    registry.lock.release(locked)
                     return resolver
                 }
             } catch {
-                registry.lock.unlock()
+                registry.lock.release(locked)
                 throw error
             }
         }
         // The registration or `provide`d value it replaces.
         let replaced = locals.updateValue(.registration(resolver), forKey: serviceKey)
-        let (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true)
+        let (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true, locked)
         // What this scope and those below published for the key came from above, or from the replaced one.
-        unpublishHereAndBelow(index: index)
-        registry.lock.unlock()
+        unpublishHereAndBelow(index: index, locked)
+        registry.lock.release(locked)
         Registry.release(retiredTable: retired)
         // Released outside the lock: a factory or a value may hold anything. A thread resolving it holds its own
         // reference, and no lock-free structure holds it unretained (its key's route is `.provided`; a published
@@ -78,10 +78,10 @@ extension Scope {
         // A replaced registration is retired: released out of the lock once no reader or factory uses it.
         // Returned as `AnyObject`: a `ServiceResolver<Service, Args>` result would have the unspecialized caller
         // look that type's metadata up once more per registration (a search of the runtime's cache).
-        let registered = try registry.change { () throws(Failure) -> AnyObject in
+        let registered = try registry.change { (locked) throws(Failure) -> AnyObject in
             let resolver = makeRegistration(
                 reuse: reuse, keyBox: keyBox, disposesInstances: disposesInstances, dependencies: dependencies,
-                factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
+                factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor, locked)
             // A disposed container resolves nothing: the registration is refused, and validation says so.
             guard !isDisposedValue else {
                 registry.rejectedRegistrations.append(resolver.serviceKey)
@@ -97,7 +97,7 @@ extension Scope {
             defer { if refused { registry.entries[serviceKey]?.registration = existing } }
             if try policy.resolveConflict(serviceKey) {
                 refused = false
-                registry.retire(existing)
+                registry.retire(existing, locked)
             }
             return resolver
         }
@@ -105,7 +105,7 @@ extension Scope {
         return unsafeDowncast(registered, to: ServiceResolver<Service, Args>.self)
     }
 
-    /// A new registration with the decorators that apply to it. Call with the lock held.
+    /// A new registration with the decorators that apply to it.
     private func makeRegistration<Service, Args>(
         reuse: Reuse?,
         keyBox: AnyKeyBox?,
@@ -113,14 +113,15 @@ extension Scope {
         dependencies: [Dependency]?,
         factory: @escaping (Scope, Args) throws -> Service,
         asyncFactory: ((Scope, Args) async throws -> Service)?,
-        isMainActor: Bool
+        isMainActor: Bool,
+        _ locked: borrowing Locked
     ) -> ServiceResolver<Service, Args> {
         let resolver = ServiceResolver(
-            keyBox: keyBox, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(), registry: registry,
+            keyBox: keyBox, reuse: reuse ?? registry.defaultReuse, index: registry.makeIndex(locked), registry: registry,
             disposesInstances: disposesInstances, dependencies: dependencies, factory: factory,
-            asyncFactory: asyncFactory, isMainActor: isMainActor)
+            asyncFactory: asyncFactory, isMainActor: isMainActor, locked)
         for decorator in registry.decorators where decorator.applies(to: resolver.serviceKey) {
-            resolver.attach(decorator)
+            resolver.attach(decorator, locked)
         }
         return resolver
     }
@@ -130,18 +131,18 @@ extension Scope {
         // Interned before the lock: its `==` is user code. None equal: nothing was registered under it.
         guard let key = registry.intern(key, adding: false) else { return false }
         guard parent != nil else {
-            return registry.change {
+            return registry.change { locked in
                 guard let removed = registry.entries[key]?.registration else { return false }
                 registry.entries[key]?.registration = nil
-                registry.retire(removed)
+                registry.retire(removed, locked)
                 return true
             }
         }
-        let removed: (any Registration)? = registry.lock.withLock {
+        let removed: (any Registration)? = registry.lock.withLock { locked in
             guard case .registration(let registration)? = locals[key] else { return nil }
             locals[key] = nil
             if let index = registry.entries[key]?.localsIndex {
-                unpublishHereAndBelow(index: index)
+                unpublishHereAndBelow(index: index, locked)
             }
             return registration
         }
@@ -152,17 +153,16 @@ extension Scope {
     /// container's.
     func isRegistered(_ key: ServiceKey) -> Bool {
         guard let key = registry.intern(key, adding: false) else { return false }
-        return registry.lock.withLock {
+        return registry.lock.withLock { locked in
             guard let entry = registry.entries[key] else { return false }
             if entry.registration != nil { return true }
             guard entry.hasScopeRegistrations else { return false }
-            return scopeRegistration(for: key) != nil
+            return scopeRegistration(for: key, locked) != nil
         }
     }
 
     /// The nearest registration made in this scope or an ancestor for `key`, and the scope that made it.
-    /// Call with the lock held.
-    func scopeRegistration(for key: ServiceKey) -> (registration: any Registration, scope: Scope)? {
+    func scopeRegistration(for key: ServiceKey, _ locked: borrowing Locked) -> (registration: any Registration, scope: Scope)? {
         var scope: Scope? = self
         while let current = scope {
             if case .registration(let registration)? = current.locals[key] { return (registration, current) }
@@ -175,16 +175,16 @@ extension Scope {
 extension Scope {
     /// Copies of the open scopes below this one, depth first, children in opening order: keys, locals and
     /// where each one's parent is (for validation's throwaway copy of the scope tree). Iterative, so depth
-    /// costs no stack. Call with the lock held.
-    func copyOfOpenScopes() -> [ScopeCopy] {
+    /// costs no stack.
+    func copyOfOpenScopes(_ locked: borrowing Locked) -> [ScopeCopy] {
         var copies: [ScopeCopy] = []
-        var pending: [(scope: Scope, parent: Int?)] = openChildrenInOrder.reversed().map { ($0, nil) }
+        var pending: [(scope: Scope, parent: Int?)] = openChildrenInOrder(locked).reversed().map { ($0, nil) }
         while let (scope, parent) = pending.popLast() {
             // Only the root has no key, and the root is no one's child.
             guard let key = scope.key else { continue }
             copies.append(ScopeCopy(key: key, locals: scope.locals, parent: parent))
             let place = copies.count - 1
-            for child in scope.openChildrenInOrder.reversed() { pending.append((child, place)) }
+            for child in scope.openChildrenInOrder(locked).reversed() { pending.append((child, place)) }
         }
         return copies
     }
@@ -192,17 +192,18 @@ extension Scope {
     /// Takes `locals` from another container's scope: its values as they are, its registrations duplicated
     /// into this container's registry.
     func adopt(_ locals: [ServiceKey: Local]) {
-        let retired: [LookupTable] = registry.lock.withLock {
+        let retired: [LookupTable] = registry.lock.withLock { locked in
             var retired: [LookupTable] = []
             for (key, local) in locals {
                 let marked: (index: Int, retired: LookupTable?)
                 switch local {
                 case .value:
                     self.locals[key] = local
-                    marked = registry.markScopeLocal(key)
+                    marked = registry.markScopeLocal(key, locked)
                 case .registration(let registration):
-                    self.locals[key] = .registration(registration.duplicate(in: registry, index: registry.makeIndex()))
-                    marked = registry.markScopeLocal(key, isRegistration: true)
+                    let duplicate = registration.duplicate(in: registry, index: registry.makeIndex(locked), locked)
+                    self.locals[key] = .registration(duplicate)
+                    marked = registry.markScopeLocal(key, isRegistration: true, locked)
                 }
                 if let table = marked.retired { retired.append(table) }
             }

@@ -1,22 +1,22 @@
 /// The synchronous locked path from a registration to its instance: the slot's states, and what this thread
 /// does in each. The steps that do not block are the creation core's (Scope+Creation.swift).
 extension Scope {
-    /// Makes a transient, or finds the slot of a reused instance and resolves it. Call with the lock held;
-    /// returns with it released.
+    /// Makes a transient, or finds the slot of a reused instance and resolves it.
     ///
     /// A registration made in a scope (`registeredIn`) caches with that scope in the root's place, and its
     /// instance is published at `localsIndex` in the resolving scope's table, where the `.provided` route reads.
     func resolveRegistered<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope? = nil, localsIndex: Int = 0
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, registeredIn: Scope? = nil, localsIndex: Int = 0,
+        _ locked: consuming Locked
     ) throws(ResolutionError) -> Service {
-        try refuseCaptive(resolver, node: nil)
+        locked = try refuseCaptive(resolver, node: nil, locked)
         switch resolver.reuse.kind {
         case .transient:
-            try refuseAsyncFactory(resolver)
+            locked = try refuseAsyncFactory(resolver, locked)
             let context = ResolutionContext.current
             let onResolved = resolver.onResolved
             let decorators = resolver.decoratorsIfAny
-            registry.lock.unlock()
+            registry.lock.release(locked)
             // The callback, run once the factory has left the path, shares the graph that the factory's resolves made.
             if onResolved != nil { context.holdGraph() }
             defer { if onResolved != nil { context.releaseGraph() } }
@@ -24,41 +24,45 @@ extension Scope {
             let instance = try make(resolver, arguments, in: self, decorators: decorators, context: context, layers: &layers)
             return try handOut(transient: instance, layers: layers, of: resolver, onResolved: onResolved)
         case .graph:
-            try refuseAsyncFactory(resolver)
-            return try resolveGraph(resolver, arguments)
-        case .inScope where keepsInTable(resolver, registeredIn: registeredIn):
+            locked = try refuseAsyncFactory(resolver, locked)
+            return try resolveGraph(resolver, arguments, locked)
+        case .inScope where keepsInTable(resolver, registeredIn: registeredIn, locked):
             // This scope is the owner `cacheOwner` would find: no call, and no retain and release of it.
-            return try resolveInTable(resolver, arguments, owner: self)
+            return try resolveInTable(resolver, arguments, owner: self, locked)
         case .singleton, .weak, .inScope, .scopedTo:
-            let owner = try cacheOwner(of: resolver, registeredIn: registeredIn)
-            if owner.keepsInTable(resolver, registeredIn: registeredIn) {
-                return try resolveInTable(resolver, arguments, owner: owner)
+            let owner = try cacheOwner(of: resolver, registeredIn: registeredIn, locked)
+            locked = owner.locked
+            if owner.value.keepsInTable(resolver, registeredIn: registeredIn, locked) {
+                return try resolveInTable(resolver, arguments, owner: owner.value, locked)
             }
             let place = try cachePlace(
-                of: resolver, arguments, owner: owner, registeredIn: registeredIn, localsIndex: localsIndex)
-            return try resolve(place, of: resolver, arguments)
+                of: resolver, arguments, owner: owner.value, registeredIn: registeredIn, localsIndex: localsIndex, locked)
+            locked = place.locked
+            return try resolve(place.value, of: resolver, arguments, locked)
         }
     }
 
     /// Throws `requiresAwait`, with the lock released, when `resolver`'s factory is `async` (or must run on
-    /// the main actor, and this is not it). Call with the lock held.
+    /// the main actor, and this is not it).
     @inline(__always)
-    private func refuseAsyncFactory<Service, Args>(_ resolver: ServiceResolver<Service, Args>) throws(ResolutionError) {
-        guard resolver.requiresAwaitHere else { return }
-        registry.lock.unlock()
+    private func refuseAsyncFactory<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ locked: consuming Locked
+    ) throws(ResolutionError) -> Locked {
+        guard resolver.requiresAwaitHere else { return locked }
+        registry.lock.release(locked)
         throw requiresAwait(resolver)
     }
 
     /// Returns the `.graph` instance this outermost resolution already made, or makes it and keeps it for
     /// the rest of the resolution (before its `resolved` callback runs, so that the callback can close a
-    /// cycle through it). Call with the lock held; returns with it released.
+    /// cycle through it).
     private func resolveGraph<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, _ locked: consuming Locked
     ) throws(ResolutionError) -> Service {
         let context = ResolutionContext.current
         let onResolved = resolver.onResolved
         let decorators = resolver.decoratorsIfAny
-        registry.lock.unlock()
+        registry.lock.release(locked)
         if let box = context.graphInstance(resolver.index) {
             // Kept by index, which names this registration, whose service type is `Service`.
             return resolver.instance(in: box)
@@ -84,24 +88,27 @@ extension Scope {
             }
         }
         // Made: the callbacks deferred while it was being made can find it now, in the graph.
-        try ResolutionContext.endLockedResolve(failing: false)
+        try ResolutionContext.endLockedPathResolve(failing: false)
         // Resolved outermost: the graph ends with this call.
         if context.depth == 0 { context.endGraph() }
         return instance
     }
 
     /// Returns the instance of `place`'s slot, waits for the thread making it, or makes it: exactly once per
-    /// slot. Call with the lock held; returns with it released.
+    /// slot.
     func resolve<Service, Args>(
-        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>, _ arguments: Args
+        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>, _ arguments: Args,
+        _ locked: consuming Locked
     ) throws(ResolutionError) -> Service {
         let slot = place.slot
         while true {
-            try refuseDisposed(place.owner, of: resolver)
+            locked = try refuseDisposed(place.owner, of: resolver, locked)
             switch slot.state {
             case .created(let box):
                 do throws(DeadInstance) {
-                    return try createdInstance(box, at: place, of: resolver)
+                    let instance = try createdInstance(box, at: place, of: resolver, &locked)
+                    registry.lock.release(locked)
+                    return instance
                 } catch {
                     continue
                 }
@@ -110,10 +117,10 @@ extension Scope {
                 // (and held by the creation, so a weak one is alive).
                 do throws(DeadInstance) {
                     let instance = try liveInstance(in: box, of: resolver)
-                    registry.lock.unlock()
+                    registry.lock.release(locked)
                     return instance
                 } catch {
-                    registry.lock.unlock()
+                    registry.lock.release(locked)
                     throw failure(.dependencyCycle, resolver.serviceKey)
                 }
             case .creatingAsync(let creation):
@@ -122,31 +129,31 @@ extension Scope {
                 if let box = creation.box, creation.callbackContext === ResolutionContext.current {
                     do throws(DeadInstance) {
                         let instance = try liveInstance(in: box, of: resolver)
-                        registry.lock.unlock()
+                        registry.lock.release(locked)
                         return instance
                     } catch {}
                 }
-                registry.lock.unlock()
+                registry.lock.release(locked)
                 throw requiresAwait(resolver)
             case .creating, .initializing:
                 // Another thread is making it (or this one, which the wait reports as a cycle).
-                let flight = slot.flight(of: resolver)
-                registry.lock.unlock()
+                let flight = slot.flight(of: resolver, locked)
+                registry.lock.release(locked)
                 if let flight {
                     // An `await` resolve's attempt: its task suspends on the flight instead (`resolveAwaiting`).
                     if ResolutionContext.servesAwait { throw requiresAwait(resolver) }
                     try ResolutionContext.current.wait(
                         for: flight, requested: resolver.serviceKey, limit: registry.waitLimit)
                 }
-                registry.lock.lock()
+                locked = registry.lock.acquire()
             case .empty:
-                try refuseAsyncFactory(resolver)
+                locked = try refuseAsyncFactory(resolver, locked)
                 let context = ResolutionContext.current
                 slot.state = .creating(context)
                 let onResolved = resolver.onResolved
                 let onDispose = resolver.onDispose
                 let decorators = resolver.decoratorsIfAny
-                registry.lock.unlock()
+                registry.lock.release(locked)
                 return try make(
                     resolver, arguments, at: place, context: context, decorators: decorators, onResolved: onResolved,
                     onDispose: onDispose)
@@ -155,8 +162,8 @@ extension Scope {
     }
 
     /// Runs the factory of a reused service on this thread, then commits the instance
-    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Called with the lock released and the slot
-    /// `.creating` on this thread (`context`); every way out settles the slot and finishes the flight of any
+    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Call without the lock, with the slot `.creating`
+    /// on this thread (`context`); every way out settles the slot and finishes the flight of any
     /// thread waiting for it.
     private func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>,

@@ -2,41 +2,41 @@
 /// another resolve needs one. See ARCHITECTURE.md.
 extension Scope {
     /// Resolves a registration whose instance `owner`, a child scope, keeps in its table as it is, with no
-    /// ``Slot`` (see ``ServiceRegistration/isKeptInTable``): one allocation less per instance. While this thread
+    /// ``Slot`` (see ``ServiceRegistration/isKeptInTable(_:)``): one allocation less per instance. While this thread
     /// makes it, this thread's context marks the entry. A thread that finds another's mark (or a path that
     /// needs a slot's states: a comparator set since, an async resolve) turns the entry into a slot first
-    /// (see ``inflatedSlot(_:of:)``), and the marking thread settles that slot. Call with the lock held;
-    /// returns with it released.
+    /// (see ``inflatedSlot(_:of:_:)``), and the marking thread settles that slot.
     func resolveInTable<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, owner: Scope
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, owner: Scope, _ locked: consuming Locked
     ) throws(ResolutionError) -> Service {
         let index = resolver.index
-        try refuseDisposed(owner, of: resolver)
+        locked = try refuseDisposed(owner, of: resolver, locked)
         // A scope below the owner of a `.scopedTo` instance publishes it too, as `cachePlace` says.
         let memo = owner !== self ? self : nil
-        guard let (cache, creation) = owner.tableEntry(for: index) else {
+        guard let (cache, creation) = owner.tableEntry(for: index, locked) else {
             let context = ResolutionContext.current
-            owner.setCache(context, for: index)
+            owner.setCache(context, for: index, locked)
             let onDispose = resolver.onDispose
             let decorators = resolver.decoratorsIfAny
-            registry.lock.unlock()
+            registry.lock.release(locked)
             return try makeInTable(
                 resolver, arguments, owner: owner, onDispose: onDispose, decorators: decorators, context: context)
         }
         guard creation == 0 else {
             // The entry of this registration's index holds its instance.
             let instance = cache.withObject { resolver.instance(in: $0) }
-            memo?.publishBelowOwner(cache.object, index: index)
-            registry.lock.unlock()
+            memo?.publishBelowOwner(cache.object, index: index, locked)
+            registry.lock.release(locked)
             return instance
         }
-        let place = CachePlace(owner: owner, slot: owner.singleSlot(for: resolver), publishes: true, memo: memo, memoIndex: index)
-        return try resolve(place, of: resolver, arguments)
+        let place = CachePlace(
+            owner: owner, slot: owner.singleSlot(for: resolver, locked), publishes: true, memo: memo, memoIndex: index)
+        return try resolve(place, of: resolver, arguments, locked)
     }
 
     /// Runs the factory of a registration that `owner` keeps in its table (see
-    /// ``resolveInTable(_:_:owner:)``), then keeps and publishes the instance there, or in the slot a waiting
-    /// thread made of the entry. Called with the lock released and the entry marked with `context`.
+    /// ``resolveInTable(_:_:owner:_:)``), then keeps and publishes the instance there, or in the slot a waiting
+    /// thread made of the entry. Call without the lock, with the entry marked with `context`.
     private func makeInTable<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>,
         _ arguments: Args,
@@ -57,35 +57,36 @@ extension Scope {
         let box = resolver.cached(instance)
         let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: onDispose, layers: layers)
         // An owner disposed meanwhile took the table with the mark: ending the creation settles a slot made of it.
-        try owner.lockAndKeepDisposal(record, of: resolver, ending: .tableEntry(index, context))
-        guard let slot = owner.takeInflatedSlot(index) else {
-            owner.keep(box, isBox: resolver.cachesInBox, of: resolver, creation: registry.nextCreation(), for: index)
-            if registry.tracksInstances { owner.track(box, of: resolver) }
-            registry.lock.unlock()
+        let locked = try owner.lockAndKeepDisposal(record, of: resolver, ending: .tableEntry(index, context))
+        guard let slot = owner.takeInflatedSlot(index, locked) else {
+            owner.keep(
+                box, isBox: resolver.cachesInBox, of: resolver, creation: registry.nextCreation(locked), for: index, locked)
+            if registry.tracksInstances { owner.track(box, of: resolver, locked) }
+            registry.lock.release(locked)
             // Made: the callbacks deferred while it was being made can find it now.
-            try ResolutionContext.endLockedResolve(failing: false)
+            try ResolutionContext.endLockedPathResolve(failing: false)
             return instance
         }
         // Published only while the slot is the entry (an instance cache may have taken it as its first slot).
-        let flight = owner.store(box, in: slot, of: resolver, publishes: owner.cache(for: index) === slot)
-        registry.lock.unlock()
+        let flight = owner.store(box, in: slot, of: resolver, publishes: owner.cache(for: index, locked) === slot, locked)
+        registry.lock.release(locked)
         flight?.finish()
-        try ResolutionContext.endLockedResolve(failing: false)
+        try ResolutionContext.endLockedPathResolve(failing: false)
         return instance
     }
 
     /// Ends this thread's creation at `index` that failed, or whose scope was disposed: clears its mark, or
     /// settles the slot a waiting thread made of it, whose flight the caller finishes once the lock is
-    /// released. Call with the lock held.
-    func endMarkedCreation(_ index: Int, context: ResolutionContext) -> InFlight? {
-        if let slot = takeInflatedSlot(index) { return slot.settle(.empty) }
-        if cache(for: index) === context { clearCache(for: index) }
+    /// released.
+    func endMarkedCreation(_ index: Int, context: ResolutionContext, _ locked: borrowing Locked) -> InFlight? {
+        if let slot = takeInflatedSlot(index, locked) { return slot.settle(.empty, locked) }
+        if cache(for: index, locked) === context { clearCache(for: index, locked) }
         return nil
     }
 
     /// The slot another thread made of this thread's mark at `index` in this scope's table (see
-    /// ``inflatedSlot(_:of:)``), taken out of ``Registry/inflatedCreations``, or nil. Call with the lock held.
-    func takeInflatedSlot(_ index: Int) -> Slot? {
+    /// ``inflatedSlot(_:of:_:)``), taken out of ``Registry/inflatedCreations``, or nil.
+    func takeInflatedSlot(_ index: Int, _ locked: borrowing Locked) -> Slot? {
         guard !registry.inflatedCreations.isEmpty else { return nil }
         let scope = ObjectIdentifier(self)
         guard let position = registry.inflatedCreations.firstIndex(where: { $0.scope == scope && $0.index == index })
@@ -94,10 +95,12 @@ extension Scope {
     }
 
     /// The slot that takes over an entry of this child scope's table that holds no slot (see
-    /// ``resolveInTable(_:_:owner:)``): for an instance kept as it is, a slot that holds it, with its
+    /// ``resolveInTable(_:_:owner:_:)``): for an instance kept as it is, a slot that holds it, with its
     /// registration and creation number; for a thread's mark, a slot being made by that thread, which it
-    /// settles. Nil for the root scope and for an instance cache. Call with the lock held.
-    func inflatedSlot<Service, Args>(_ existing: AnyObject, of resolver: ServiceResolver<Service, Args>) -> Slot? {
+    /// settles. Nil for the root scope and for an instance cache.
+    func inflatedSlot<Service, Args>(
+        _ existing: AnyObject, of resolver: ServiceResolver<Service, Args>, _ locked: borrowing Locked
+    ) -> Slot? {
         guard parent != nil else { return nil }
         let index = resolver.index
         // Decided before a slot is made: an instance cache (every comparator resolve comes here) gets none.
@@ -106,7 +109,7 @@ extension Scope {
             slot = Slot()
             slot.state = .creating(maker)
             registry.inflatedCreations.append((ObjectIdentifier(self), index, slot))
-        } else if let creation = tableEntry(for: index)?.creation, creation != 0 {
+        } else if let creation = tableEntry(for: index, locked)?.creation, creation != 0 {
             slot = Slot()
             slot.state = .created(existing)
             slot.registration = resolver
@@ -115,7 +118,7 @@ extension Scope {
         } else {
             return nil
         }
-        setCache(slot, for: index)
+        setCache(slot, for: index, locked)
         return slot
     }
 }

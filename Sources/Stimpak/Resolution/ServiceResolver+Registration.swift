@@ -33,9 +33,9 @@ extension ServiceRegistration {
     }
 
     /// Whether a child scope keeps its instance in its table as it is, with no ``Slot`` (see
-    /// ``Scope/resolveInTable(_:_:owner:)``): `.inScope` or `.scopedTo`, arguments ignored, no `resolved`
-    /// callback, a synchronous factory. Call with the lock held.
-    var isKeptInTable: Bool {
+    /// ``Scope/resolveInTable(_:_:owner:_:)``): `.inScope` or `.scopedTo`, arguments ignored, no `resolved`
+    /// callback, a synchronous factory.
+    func isKeptInTable(_ locked: borrowing Locked) -> Bool {
         (reuse.kind == .inScope || reuse.kind == .scopedTo) && ignoresArguments && !hasResolvedCallback && !hasAsyncFactory
     }
 
@@ -46,7 +46,7 @@ extension ServiceRegistration {
         return !isMainActor || !MainActorCheck.isCurrent
     }
 
-    var route: LookupTable.Route? {
+    func route(_ locked: borrowing Locked) -> LookupTable.Route? {
         switch reuse.kind {
         case .transient:
             guard !hasAsyncFactory else { return nil }
@@ -63,7 +63,7 @@ extension ServiceRegistration {
         }
     }
 
-    func attach(_ decorator: AnyDecorator) {
+    func attach(_ decorator: AnyDecorator, _ locked: borrowing Locked) {
         // It applies to this service type, so the cast succeeds; it runs once, here, not per creation.
         if let typed = decorator.typed(Service.self) { decoratorsIfAny = (decoratorsIfAny ?? []) + [typed] }
     }
@@ -89,13 +89,13 @@ extension ServiceRegistration {
         }
     }
 
-    var declaredDependencies: [Dependency]? { dependencyList }
+    func declaredDependencies(_ locked: borrowing Locked) -> [Dependency]? { dependencyList }
 
-    var rootCacheObject: AnyObject? { rootCache }
+    func rootCacheObject(_ locked: borrowing Locked) -> AnyObject? { rootCache }
 
     var isAsync: Bool { hasAsyncFactory && !isMainActor }
 
-    var registrationFindings: [ResolutionError] {
+    func registrationFindings(_ locked: borrowing Locked) -> [ResolutionError] {
         var findings: [ResolutionError] = []
         if reuse.kind == .weak, Self.isValueType(Service.self) {
             findings.append(ResolutionError(.weakValueType, requested: serviceKey))
@@ -113,10 +113,10 @@ extension ServiceRegistration {
         return findings
     }
 
-    func duplicate(in registry: Registry, index: Int) -> any Registration {
+    func duplicate(in registry: Registry, index: Int, _ locked: borrowing Locked) -> any Registration {
         let copy = ServiceResolver(
             keyBox: serviceKey.keyBox, reuse: reuse, index: index, registry: registry, disposesInstances: disposesInstances,
-            dependencies: dependencyList, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor)
+            dependencies: dependencyList, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor, locked)
         copy.matching = matching
         copy.onResolved = onResolved
         copy.onDispose = onDispose
@@ -131,7 +131,7 @@ extension ServiceRegistration {
         _ = try await scope.resolveInstanceAsync(Service.self, arguments, key: serviceKey.key)
     }
 
-    func takeRootCache() -> AnyObject? {
+    func takeRootCache(_ locked: borrowing Locked) -> AnyObject? {
         rootWord.publish(nil)
         defer { rootCache = nil }
         return rootCache

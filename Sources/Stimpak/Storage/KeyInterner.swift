@@ -64,13 +64,13 @@ struct KeyInterner {
         var compared = 0
         while true {
             // Copied under the lock (a retain); the boxes are compared after it.
-            let candidates = owner.lock.withLock { owner.internedKeys[box.hash] ?? [] }
+            let candidates = owner.lock.withLock { _ in owner.internedKeys[box.hash] ?? [] }
             for candidate in candidates[compared...] where candidate.key == box.key {
                 return candidate
             }
             compared = candidates.count
             guard adding else { return nil }
-            let interned: AnyKeyBox? = owner.lock.withLock {
+            let interned: AnyKeyBox? = owner.lock.withLock { _ in
                 // Boxes interned meanwhile are compared first.
                 guard owner.internedKeys[box.hash]?.count ?? 0 == compared else { return nil }
                 let interned = AnyKeyBox(box.key, hash: box.hash, domain: domain)

@@ -7,38 +7,40 @@ protocol Registration: AnyObject, Sendable {
     /// The published instance of the root scope's cache (unretained, see ``CachedInstance``), or 0.
     var rootWord: AtomicWord { get }
     /// Whether it may depend on shorter-lived services (``ServiceRegistration/allowCaptiveDependencies()``).
-    /// Call with the lock held.
+    /// Guarded by the container's lock.
     var allowsCaptiveDependencies: Bool { get }
-    /// How the lock-free path serves it, or nil when only the locked path can. Call with the lock held.
-    var route: LookupTable.Route? { get }
-    /// Adds a decorator that applies to it. Call with the lock held, and retire the table.
-    func attach(_ decorator: AnyDecorator)
+    /// How the lock-free path serves it, or nil when only the locked path can.
+    func route(_ locked: borrowing Locked) -> LookupTable.Route?
+    /// Adds a decorator that applies to it; retire the table too.
+    func attach(_ decorator: AnyDecorator, _ locked: borrowing Locked)
     /// Resolves it from `root` with no runtime arguments, for `Container/makeEagerSingletons()`.
     func makeEagerly(from root: Scope) throws(ResolutionError)
     /// The same, awaiting an `async` (or main-actor) factory.
     func makeEagerly(from root: Scope) async throws(ResolutionError)
     /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
-    /// once readers are done. Call with the registry's lock held.
-    func takeRootCache() -> AnyObject?
-    /// The root scope's cache for it (a `Slot` or an `InstanceCache`), for the live report. Call with the lock held.
-    var rootCacheObject: AnyObject? { get }
-    /// What its factory resolves, when known. Call with the lock held.
-    var declaredDependencies: [Dependency]? { get }
+    /// once readers are done.
+    func takeRootCache(_ locked: borrowing Locked) -> AnyObject?
+    /// The root scope's cache for it (a `Slot` or an `InstanceCache`), for the live report.
+    func rootCacheObject(_ locked: borrowing Locked) -> AnyObject?
+    /// What its factory resolves, when known.
+    func declaredDependencies(_ locked: borrowing Locked) -> [Dependency]?
     /// Whether its factory is `async` (not a main-actor one).
     var isAsync: Bool { get }
-    /// What is wrong with it alone, found without making anything (for validation). Call with the lock held.
-    var registrationFindings: [ResolutionError] { get }
+    /// What is wrong with it alone, found without making anything (for validation).
+    func registrationFindings(_ locked: borrowing Locked) -> [ResolutionError]
     /// The same registration, settings included, for `registry` under `index` (for validation's throwaway
-    /// copy). Call with the lock held.
-    func duplicate(in registry: Registry, index: Int) -> any Registration
+    /// copy); `locked` is `registry`'s.
+    func duplicate(in registry: Registry, index: Int, _ locked: borrowing Locked) -> any Registration
     /// Resolves it from `scope` with no runtime arguments, awaiting an async factory (for validation).
     func resolveForValidation(from scope: Scope) async throws
 }
 
 extension Registration {
     /// Whether, while it is being made, resolving a scoped service would capture it (the captive rule): it
-    /// lives container-wide and has not opted out. Call with the lock held.
-    var capturesScopedServices: Bool { reuse.isContainerWide && !allowsCaptiveDependencies }
+    /// lives container-wide and has not opted out.
+    func capturesScopedServices(_ locked: borrowing Locked) -> Bool {
+        reuse.isContainerWide && !allowsCaptiveDependencies
+    }
 }
 
 /// The container's registrations, the lock that guards them and every scope's state, and the lookup
@@ -66,7 +68,7 @@ final class Registry: @unchecked Sendable {
         var localsIndex = 0
     }
 
-    let lock = Lock()
+    let lock = ContainerLock()
     /// How long a resolve waits for another thread's creation of the same instance.
     let waitLimit: WaitLimit
     /// The reuse of a registration that names none.
@@ -89,7 +91,7 @@ final class Registry: @unchecked Sendable {
     /// Registrations taken out of `entries` (unregistered, replaced, or the container released), to retire
     /// (see ``Reclamation``) once the lock is released.
     @exclusivity(unchecked) private var retiredRegistrations: [any Registration] = []
-    /// The block that registrations' published words are taken from (see ``takeWords(_:)``).
+    /// The block that registrations' published words are taken from (see ``takeWords(_:_:)``).
     @exclusivity(unchecked) private var wordBlock: WordBlock?
     /// Counts the instances stored in caches, to number them for the live report.
     @exclusivity(unchecked) private var creations = 0
@@ -110,7 +112,7 @@ final class Registry: @unchecked Sendable {
     /// The keys of registrations refused because the container was disposed, for validation to report.
     var rejectedRegistrations: [ServiceKey] = []
     /// The slots threads made of the entries that another thread's mark held in a scope's table (see
-    /// ``Scope/resolveInTable(_:_:owner:)``), by scope and registration index: the marking thread settles each.
+    /// ``Scope/resolveInTable(_:_:owner:_:)``), by scope and registration index: the marking thread settles each.
     /// Empty unless a creation is waited for.
     @exclusivity(unchecked) var inflatedCreations: [(scope: ObjectIdentifier, index: Int, slot: Slot)] = []
     /// Every decorator, in registration order: each new registration gets those that apply to it.
@@ -136,53 +138,53 @@ final class Registry: @unchecked Sendable {
         tableWord.deallocate()
     }
 
-    /// The next creation number. Call with `lock` held.
-    func nextCreation() -> Int {
+    /// The next creation number.
+    func nextCreation(_ locked: borrowing Locked) -> Int {
         creations += 1
         return creations
     }
 
     /// `count` words for a registration, all 0, and the block it keeps alive for them. Blocks grow from 16
     /// words to 256, so that a small container takes little, and a large one a block per 64 registrations.
-    /// Call with `lock` held.
-    func takeWords(_ count: Int) -> (words: AtomicWord, block: WordBlock) {
+    func takeWords(_ count: Int, _ locked: borrowing Locked) -> (words: AtomicWord, block: WordBlock) {
         if let block = wordBlock, let words = block.take(count) { return (words, block) }
         let block = WordBlock(capacity: wordBlock.map { Swift.min($0.capacity * 2, 256) } ?? 16, taking: count)
         wordBlock = block
         return (block.first, block)
     }
 
-    /// Call with `lock` held.
-    func makeIndex() -> Int {
+    /// A new registration's index, or a key's locals index: never reused.
+    func makeIndex(_ locked: borrowing Locked) -> Int {
         defer { nextIndex += 1 }
         return nextIndex
     }
 
-    /// Runs `body` with the lock held, then retires the published table, since the registrations changed.
-    func change<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        lock.lock()
+    /// Runs `body` with the lock held, then replaces the published table (``replaceTable(_:)``), since the
+    /// registrations changed.
+    func change<T, E: Error>(_ body: (borrowing Locked) throws(E) -> T) throws(E) -> T {
+        let locked = lock.acquire()
         let result: T
         do {
-            result = try body()
+            result = try body(locked)
         } catch {
-            lock.unlock()
+            lock.release(locked)
             throw error
         }
-        let retired = replaceTable()
-        let registrations = takeRetiredRegistrations()
-        lock.unlock()
+        let retired = replaceTable(locked)
+        let registrations = takeRetiredRegistrations(locked)
+        lock.release(locked)
         reclaim(retired, registrations)
         return result
     }
 
     /// Takes `registration` out of use: it is released once no reader can reach it and no factory of it
-    /// runs. Call with `lock` held, after taking it out of `entries`, and retire the table too.
-    func retire(_ registration: any Registration) {
+    /// runs. Call after taking it out of `entries`, and retire the table too.
+    func retire(_ registration: any Registration, _ locked: borrowing Locked) {
         retiredRegistrations.append(registration)
     }
 
-    /// The retired registrations, to reclaim. Call with `lock` held.
-    private func takeRetiredRegistrations() -> [any Registration] {
+    /// The retired registrations, to reclaim.
+    private func takeRetiredRegistrations(_ locked: borrowing Locked) -> [any Registration] {
         // A registration that replaces nothing (most of them) retires nothing: no array is touched.
         if retiredRegistrations.isEmpty { return [] }
         let taken = retiredRegistrations
@@ -200,10 +202,10 @@ final class Registry: @unchecked Sendable {
     /// Drops every registration, once the container is released: a scope that outlives it (already
     /// disposed) keeps the registry, but no longer the factories and what they capture.
     func removeAll() {
-        lock.lock()
+        let locked = lock.acquire()
         retiredRegistrations.reserveCapacity(retiredRegistrations.count + entries.count)
         for entry in entries.values {
-            if let registration = entry.registration { retire(registration) }
+            if let registration = entry.registration { retire(registration, locked) }
         }
         entries = [:]
         // Taken with the registrations, so that a scope held after its container is released keeps none of
@@ -216,29 +218,29 @@ final class Registry: @unchecked Sendable {
         observedEdges = []
         recordsDependencies = false
         observedWord.store(0)
-        let retired = retireTable()
-        let registrations = takeRetiredRegistrations()
-        lock.unlock()
+        let retired = retireTable(locked)
+        let registrations = takeRetiredRegistrations(locked)
+        lock.release(locked)
         withExtendedLifetime((decorators, observer)) {}
         reclaim(retired, registrations)
     }
 
-    /// Unpublishes the table; call with `lock` held, then ``release(retiredTable:)`` after unlocking.
-    func retireTable() -> LookupTable? {
+    /// Unpublishes the table; call ``release(retiredTable:)`` after unlocking.
+    func retireTable(_ locked: borrowing Locked) -> LookupTable? {
         generation += 1
         return tableWord.retireOwned(LookupTable.self)
     }
 
     /// Unpublishes the table and, when one was published (resolves use it), publishes its successor built
     /// from `entries`; returns the unpublished one, to release after unlocking
-    /// (``release(retiredTable:)``). Call with `lock` held, once `entries` holds the change.
-    func replaceTable() -> LookupTable? {
-        let retired = retireTable()
-        if retired != nil { publishTableIfNeeded() }
+    /// (``release(retiredTable:)``). Call once `entries` holds the change.
+    func replaceTable(_ locked: borrowing Locked) -> LookupTable? {
+        let retired = retireTable(locked)
+        if retired != nil { publishTableIfNeeded(locked) }
         return retired
     }
 
-    /// Releases a table that ``retireTable()`` returned, once no reader can be using it. Call without the lock.
+    /// Releases a table that ``retireTable(_:)`` returned, once no reader can be using it. Call without the lock.
     static func release(retiredTable table: consuming LookupTable?) {
         guard let table else { return }
         Reclamation.retire(table)
@@ -246,8 +248,10 @@ final class Registry: @unchecked Sendable {
 
     /// Marks `key` as having values or registrations in scopes, so that the locked path searches the scopes
     /// first and the lock-free path reads the scopes' tables at the returned index (its locals index). The
-    /// first time, the published table is replaced: release the old one after unlocking. Call with `lock` held.
-    func markScopeLocal(_ key: ServiceKey, isRegistration: Bool = false) -> (index: Int, retired: LookupTable?) {
+    /// first time, the published table is replaced: release the old one after unlocking.
+    func markScopeLocal(
+        _ key: ServiceKey, isRegistration: Bool = false, _ locked: borrowing Locked
+    ) -> (index: Int, retired: LookupTable?) {
         var entry = entries[key] ?? Entry()
         if isRegistration { entry.hasScopeRegistrations = true }
         guard !entry.hasScopeLocals else {
@@ -255,19 +259,20 @@ final class Registry: @unchecked Sendable {
             return (entry.localsIndex, nil)
         }
         entry.hasScopeLocals = true
-        entry.localsIndex = makeIndex()
+        entry.localsIndex = makeIndex(locked)
         entries[key] = entry
-        return (entry.localsIndex, replaceTable())
+        return (entry.localsIndex, replaceTable(locked))
     }
 
-    /// Builds and publishes the table if none is. Call with `lock` held.
-    func publishTableIfNeeded() {
+    /// Builds and publishes the table if none is.
+    func publishTableIfNeeded(_ locked: borrowing Locked) {
         guard tableWord.loadRelaxed() == 0 else { return }
-        tableWord.publishOwned(LookupTable(observedWord.loadRelaxed() != 0 ? [:] : entries, generation: generation))
+        tableWord.publishOwned(
+            LookupTable(observedWord.loadRelaxed() != 0 ? [:] : entries, generation: generation, locked))
     }
 
-    /// What is registered for the same service type under other keys or argument types. Call with `lock` held.
-    func alternatives(to key: ServiceKey) -> [ServiceKey] {
+    /// What is registered for the same service type under other keys or argument types.
+    func alternatives(to key: ServiceKey, _ locked: borrowing Locked) -> [ServiceKey] {
         entries.compactMap { entry in
             guard let registration = entry.value.registration,
                 ObjectIdentifier(registration.serviceKey.service) == ObjectIdentifier(key.service)

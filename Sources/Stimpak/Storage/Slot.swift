@@ -25,9 +25,9 @@ final class Slot {  // guarded by the container's lock
     /// What other threads wait on while the state is `.creating` or `.initializing`; made by the first.
     @exclusivity(unchecked) private var flight: InFlight?
 
-    /// The flight to wait on for the creation under way, attached on first use. Call with the lock held,
-    /// while the state is `.creating` or `.initializing`.
-    func flight(of resolver: any Registration) -> InFlight? {
+    /// The flight to wait on for the creation under way, attached on first use. Call while the state is
+    /// `.creating` or `.initializing`.
+    func flight(of resolver: any Registration, _ locked: borrowing Locked) -> InFlight? {
         if let flight { return flight }
         switch state {
         case .creating(let owner), .initializing(_, let owner):
@@ -40,8 +40,8 @@ final class Slot {  // guarded by the container's lock
     }
 
     /// Ends a creation: sets `state` and returns the flight that other threads wait on, which the caller
-    /// finishes once it has released the lock. Call with the lock held.
-    func settle(_ state: State) -> InFlight? {
+    /// finishes once it has released the lock.
+    func settle(_ state: State, _ locked: borrowing Locked) -> InFlight? {
         defer { flight = nil }
         self.state = state
         return flight
