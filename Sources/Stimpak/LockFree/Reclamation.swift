@@ -80,8 +80,15 @@ enum Reclamation {
     /// a list that grows is published before the count that needs it, one that shrinks after the count.
     @inline(__always)
     private static func isQuiescent() -> Bool {
+        guard shared.words.advanced(by: Words.busy).load() == 0 else { return false }
+        return !isAnyReaderInside()
+    }
+
+    /// Whether a registered thread is inside a read section now, read without the threads' lock (see
+    /// ``isQuiescent()`` for why the scan is safe). Any thread, any lock held.
+    @inline(__always)
+    static func isAnyReaderInside() -> Bool {
         let words = shared.words
-        guard words.advanced(by: Words.busy).load() == 0 else { return false }
         let scanners = words.advanced(by: Words.scanners).address
         stimpak_fetch_add(scanners, 1)
         let count = Int(words.advanced(by: Words.count).load())
@@ -95,7 +102,7 @@ enum Reclamation {
             }
         }
         stimpak_fetch_sub(scanners, 1)
-        return !isInside
+        return isInside
     }
 
     /// Waits until no lock-free scan (``isQuiescent()``) is under way, so that what the last change to the

@@ -231,12 +231,14 @@ final class Registry: @unchecked Sendable {
         return tableWord.retireOwned(LookupTable.self)
     }
 
-    /// Unpublishes the table and, when one was published (resolves use it), publishes its successor built
-    /// from `entries`; returns the unpublished one, to release after unlocking
-    /// (``release(retiredTable:)``). Call once `entries` holds the change.
+    /// Unpublishes the table and, when one was published and some thread is inside a read section now (lock-free
+    /// resolves are under way), publishes its successor built from `entries`, so that those readers need not
+    /// take the lock to rebuild it; returns the unpublished one, to release after unlocking
+    /// (``release(retiredTable:)``). Call once `entries` holds the change. With no reader about (registrations
+    /// in a row, a test's setup), no table is built per change: the next resolve builds one.
     func replaceTable(_ locked: borrowing Locked) -> LookupTable? {
         let retired = retireTable(locked)
-        if retired != nil { publishTableIfNeeded(locked) }
+        if retired != nil, Reclamation.isAnyReaderInside() { publishTableIfNeeded(locked) }
         return retired
     }
 
