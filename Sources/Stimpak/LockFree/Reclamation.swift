@@ -130,7 +130,7 @@ enum Reclamation {
     private static func enqueue<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
         let state = shared.state
         state.pointee.current.append(garbage)
-        if !registrations.isEmpty { state.pointee.currentRegistrations.append(contentsOf: registrations) }
+        if !registrations.isEmpty { state.pointee.currentRegistrations.appendMoving(registrations) }
         state.pointee.appended += 1
         let released = state.pointee.advance()
         let isOverLimit = state.pointee.pendingRetires() >= pendingLimit
@@ -332,7 +332,7 @@ enum Reclamation {
                     var bag = Bag(readers: [], garbage: [], registrations: [], retires: 0)
                     swap(&bag, &sealed[index])
                     releasedCount += bag.retires
-                    candidates.append(contentsOf: bag.registrations)
+                    candidates.appendMoving(bag.registrations)
                     released.bags.append(bag)
                 }
                 head = end
@@ -349,7 +349,7 @@ enum Reclamation {
                 if readers.isEmpty && head == sealed.count {
                     // Nothing unpublished can still be held: the current bag is released now.
                     swap(&released.garbage, &current)
-                    candidates.append(contentsOf: currentRegistrations)
+                    candidates.appendMoving(currentRegistrations)
                     releasedCount += released.garbage.count
                 } else {
                     var garbage: [Any] = []
@@ -359,13 +359,18 @@ enum Reclamation {
                 currentRegistrations = []
             }
             if !parked.isEmpty {
-                candidates.append(contentsOf: parked)
+                candidates.appendMoving(parked)
                 parked = []
             }
             if !candidates.isEmpty {
                 let paths = ResolutionPaths(threads: threads, count: count)
-                for registration in candidates {
-                    if paths.contain(registration) { parked.append(registration) } else { released.registrations.append(registration) }
+                if candidates.contains(where: { paths.contain($0) }) {
+                    for registration in candidates {
+                        if paths.contain(registration) { parked.append(registration) } else { released.registrations.append(registration) }
+                    }
+                } else {
+                    // No factory of theirs runs (the common case): released as they are, without a copy.
+                    released.registrations = candidates
                 }
             }
             dropping += released.count
@@ -412,6 +417,13 @@ enum Reclamation {
             words.advanced(by: Words.threads).store(UInt(bitPattern: moved))
             return old
         }
+    }
+}
+
+extension Array {
+    /// Appends `other`, taking it as it is when this array is empty (no copy).
+    fileprivate mutating func appendMoving(_ other: [Element]) {
+        if isEmpty { self = other } else { append(contentsOf: other) }
     }
 }
 
