@@ -85,6 +85,8 @@ final class PetOwner: Person {
         #expect(try container.require((any Animal).self, key: "cat").name == "Mimi")
         #expect(try container.require((any Animal).self, ("Tama", "!"), key: "named").name == "Tama!")
         #expect(container.resolve((any Animal).self, key: "dog") == nil)
+        container.register((any Animal).self) { (name: String, suffix: String) in Cat(name: name + suffix) }
+        #expect(container.resolve((any Animal).self, ("Mimi", "?"))?.name == "Mimi?")
     }
 
     /// Assemblies. Row: `Assembly`, `Assembler` → `Module`, `install`.
