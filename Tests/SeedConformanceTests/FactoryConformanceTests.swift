@@ -306,8 +306,10 @@ import Testing
         #expect(try next.require(Cache.self) !== cached, "the cache starts empty")
     }
 
-    /// Property wrappers in an object that a test's scope makes see that scope's mocks. Rows:
-    /// `Container.shared.api.register { MockApi() }` in a test, `@Injected(\.api) var api`.
+    /// Property wrappers in an object that a test's scope makes see that scope's mocks, as Factory's view model
+    /// made by `Container.shared.contentViewModel()` injects the mock registered before it, even when the app
+    /// designated its container for the property wrappers. Rows: `Container.shared.api.register { MockApi() }`
+    /// in a test, `@Injected(\.api) var api`.
     @Test func injectedPropertiesSeeTheTestsMock() throws {
         final class ContentViewModel {
             @Injected var myService: any MyServiceType
@@ -317,7 +319,11 @@ import Testing
         let test = container.openScope("a test")
         defer { test.dispose() }
         test.register((any MyServiceType).self) { MockService() as any MyServiceType }
-        let model = try test.withCurrent { try test.require(ContentViewModel.self) }
-        #expect(model.myService.text == "mock")
+        try DefaultContainerAccess.run {
+            Container.default = container
+            let model = try test.require(ContentViewModel.self)
+            #expect(model.myService.text == "mock", "the factory ran for the test's scope")
+            #expect(ContentViewModel().myService.text == "real", "made outside: the default container's")
+        }
     }
 }

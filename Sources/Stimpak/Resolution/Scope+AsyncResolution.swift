@@ -335,7 +335,7 @@ extension Scope {
                 throw AsyncNode.pathError(.resolutionTooDeep, resolver.serviceKey, node: node)
             }
         }
-        let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
+        let entered = AsyncNode(registration: resolver, scope: scope, creation: creation, parent: node)
         let start = creationStart()
         do {
             var instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }

@@ -57,7 +57,7 @@ extension Scope {
         context: ResolutionContext,
         layers: inout [InstanceDisposal]?
     ) throws(ResolutionError) -> Service {
-        try context.enter(resolver)
+        try context.enter(resolver, for: scope)
         defer { context.leave() }
         let start = creationStart()
         let instance: Service
@@ -118,7 +118,7 @@ extension Scope {
         _ instance: Service,
         context: ResolutionContext
     ) throws(ResolutionError) {
-        try context.enter(resolver)
+        try context.enter(resolver, for: scope)
         defer { context.leave() }
         do {
             try callback(scope, instance)
