@@ -139,6 +139,19 @@ enum CustomTag: Hashable, Sendable { case one, two }
         #expect(serviceB.serviceA === serviceA)
     }
 
+    /// The circular dependency's weak property when ServiceA's factory is `async`: ServiceB's callback, which
+    /// cannot await, runs again once the `await` resolve of ServiceB has made ServiceA. Row:
+    /// `injectWeak(A.self).value`.
+    @Test func weakPropertyWithAnAsyncFactory() async throws {
+        let container = try Self.bootstrapDependencies()
+        container.register((any ServiceA).self, reuse: .singleton, ifAlreadyRegistered: .replace) { (_: Scope) async in
+            ServiceAImpl() as any ServiceA
+        }
+        let serviceB = try await container.require((any ServiceB).self)
+        let serviceA = try await container.require((any ServiceA).self)
+        #expect(serviceB.serviceA === serviceA)
+    }
+
     /// `injectWeak(A.self)` as a property: `@WeakInjected` resolves on first read, from the default container,
     /// and holds the instance weakly; a value type cannot be held weakly and says so. Row:
     /// `injectWeak(A.self).value`.

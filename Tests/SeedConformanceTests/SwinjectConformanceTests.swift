@@ -171,6 +171,29 @@ final class PetOwner: Person {
         #expect(parent.child === child)
     }
 
+    /// The document's container resolved from async code, with `await`, and with an `async` factory for `Parent`
+    /// (Swinject has neither): either side first.
+    @Test(arguments: [false, true])
+    func awaitedFromEitherSide(asyncParent: Bool) async throws {
+        for parentFirst in [true, false] {
+            let container = Self.initializerProperty(reuse: .singleton)
+            if asyncParent {
+                container.register((any ParentProtocol).self, reuse: .singleton, ifAlreadyRegistered: .replace) {
+                    (scope: Scope) async throws in Parent(child: try await scope.require((any ChildProtocol).self)) as any ParentProtocol
+                }
+            }
+            let parent: Parent?
+            if parentFirst {
+                parent = try await container.require((any ParentProtocol).self) as? Parent
+            } else {
+                let child = try await container.require((any ChildProtocol).self) as? Child
+                parent = child?.parent as? Parent
+            }
+            let child = try #require(parent?.child as? Child)
+            #expect(child.parent === parent, "parent first: \(parentFirst)")
+        }
+    }
+
     /// Property/property: both sides through properties, the child's set in its callback.
     @Test func propertyProperty() throws {
         final class PropertyParent: ParentProtocol, @unchecked Sendable {  // `child` is set once, by the factory

@@ -43,6 +43,12 @@ final class AsyncNode: Sendable {
         chain.compactMap(\.creation)
     }
 
+    /// The creation of a reused instance of `service` that this chain is making, if any (not a `.graph` one: a
+    /// synchronous resolve never finds those).
+    func creation(of service: ServiceKey) -> AsyncCreation? {
+        chain.first { $0.creation?.serviceKey == service && $0.registration.reuse.kind != .graph }?.creation
+    }
+
     /// The service keys on the path, outermost first.
     var pathKeys: [ServiceKey] {
         chain.map(\.registration.serviceKey).reversed()
