@@ -71,14 +71,19 @@ static inline stimpak_thread_state *_Nonnull stimpak_thread_get(void) {
     return &stimpak_thread;
 }
 
-// Enters the read section (the counter becomes odd), or counts a section nested in the open one.
-static inline __attribute__((always_inline)) void stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
+// Enters the read section (the counter becomes odd), or counts a section nested in the open one: 0; or 1, having
+// done neither, when the thread's counter is not registered yet. A thread's counter starts odd and is made even
+// when its context registers it, so that the one test a section's entry makes anyway (is it odd?) also finds a
+// thread to register (see `ReadSection.enter`).
+static inline __attribute__((always_inline)) int stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
     uintptr_t section = __atomic_load_n(&state->section, __ATOMIC_RELAXED);
     if (section & 1) {
+        if (state->context == 0) return 1;
         state->nesting += 1;
-        return;
+        return 0;
     }
     __atomic_store_n(&state->section, section + 1, __ATOMIC_SEQ_CST);
+    return 0;
 }
 
 // Leaves the read section. Deliberately out of line (defined in CStimpakAtomics.c): to the Swift and LLVM

@@ -136,11 +136,15 @@ struct ReadSection: ~Copyable {
         self.thread = thread
     }
 
-    /// Enters this thread's read section (a seq-cst store to the thread's own counter).
+    /// Enters this thread's read section (a seq-cst store to the thread's own counter), having made the thread's
+    /// context, which registers the counter, on its first section.
     @inlinable @inline(__always)
     static func enter() -> ReadSection {
-        let thread = ResolutionContext.thread
-        stimpak_section_enter(thread)
+        let thread = stimpak_thread_get()
+        if stimpak_section_enter(thread) != 0 {
+            makeThreadContext()
+            stimpak_section_enter(thread)
+        }
         return ReadSection(thread: thread)
     }
 

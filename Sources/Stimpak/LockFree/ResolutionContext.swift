@@ -55,6 +55,8 @@ final class ResolutionContext {
         state.pointee.path = path
         state.pointee.depth = 0
         state.pointee.stack_limit = stimpak_stack_limit(UInt(Self.stackReserve))
+        // Even: registered, outside any section (no other thread reads it before it is registered).
+        state.pointee.section = 0
         ReadSection.register(state)
     }
 
@@ -66,6 +68,8 @@ final class ResolutionContext {
     /// Ends the context's use of its thread's state: called on the thread as it exits.
     private func retire() {
         ReadSection.unregister(state)
+        // Odd: a section entered after this (a later destructor's) makes a context again.
+        state.pointee.section = 1
         if let path = state.pointee.path {
             UnsafeMutablePointer(mutating: path).deallocate()
         }
@@ -97,14 +101,6 @@ final class ResolutionContext {
             return Unmanaged<ResolutionContext>.fromOpaque(pointer).takeUnretainedValue()
         }
         return makeCurrent()
-    }
-
-    /// This thread's state, with its context made (and its read-section counter registered) on first use.
-    @inlinable @inline(__always)
-    static var thread: UnsafeMutablePointer<stimpak_thread_state> {
-        let state = stimpak_thread_get()
-        if state.pointee.context == nil { makeThreadContext() }
-        return state
     }
 
     @usableFromInline
