@@ -29,7 +29,8 @@ final class AsyncCreation: @unchecked Sendable {
     /// Whether the callbacks were taken: a callback that comes later finds the instance made, or never made.
     private var hasTakenCallbacks = false
 
-    /// Guards every creation's `waitingOn`: the wait-for graph between tasks.
+    /// Guards every creation's `waitingOn` (the wait-for graph between tasks) and the `resolved` callbacks it
+    /// keeps (see ``AwaitingCallback``).
     private static let waitLock = Lock()
 
     init(serviceKey: ServiceKey) {
