@@ -10,7 +10,8 @@
 #endif
 #include "CStimpakAtomics.h"
 
-STIMPAK_THREAD_LOCAL stimpak_thread_state stimpak_thread __attribute__((aligned(64)));
+// The counter starts odd: not registered (see `stimpak_section_enter`).
+STIMPAK_THREAD_LOCAL stimpak_thread_state stimpak_thread __attribute__((aligned(64))) = {.section = 1};
 
 __attribute__((noinline))
 void stimpak_section_exit(stimpak_thread_state *_Nonnull state) {

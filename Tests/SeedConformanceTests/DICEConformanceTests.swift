@@ -168,8 +168,10 @@ final class Made: @unchecked Sendable {  // `count` is guarded by `lock`
             try Container.use(container)
             final class Screen {
                 @LazyInjected("dependency1") var service: any InternalServiceType
+                @LazyInjected(key: "dependency1") var labelled: any InternalServiceType
             }
             #expect(Screen().service.test == "stringInternal")
+            #expect(Screen().labelled.test == "stringInternal")
         }
     }
 

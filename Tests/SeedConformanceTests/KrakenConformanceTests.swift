@@ -68,30 +68,40 @@ final class GenericDataSource<Item>: Sendable {
 enum CustomTag: Hashable, Sendable { case one, two }
 
 @Suite struct KrakenConformanceTests {
-    /// The README's `DependencyConfigurator.bootstrapDependencies()`, through the guide's rows.
+    /// The README's `DependencyConfigurator.bootstrapDependencies()`, through the guide's rows. Row: dependency
+    /// configurator → a `Module`, `container.install(…)`.
     static func bootstrapDependencies(made: Made? = nil) throws -> Container {
         let container = Container()
-        // Row: register(A.self, implementationType: AImpl.self, scope: .singleton).
-        container.register((any ServiceA).self, implementation: ServiceAImpl.self, reuse: .singleton)
-        // Row: register(C.self, implementation: existing).
-        container.register((any ServiceC).self, instance: DummyImplementation())
-        // Row: the circular dependency's weak property, set after creation (Kraken's callback, injectWeak).
-        container.register((any ServiceB).self, reuse: .singleton) { ServiceBImpl() as any ServiceB }
-            .resolved { scope, serviceB in
-                (serviceB as? ServiceBImpl)?.serviceA = try scope.require(WeakReference<any ServiceA>.self).value
-            }
-        // Row: runtime arguments.
-        container.register((any ServiceD).self) { (scope: Scope, host: String, port: Int) in
-            ServiceDImpl(host: host, port: port, serviceB: try scope.require((any ServiceB).self)) as any ServiceD
-        }
-        // Row: scope: .eagerSingleton, then makeEagerSingletons() at start-up.
-        container.register(GenericDataSource<ServiceAImpl>.self, reuse: .eagerSingleton) { () -> GenericDataSource<ServiceAImpl> in
-            made?.increment()
-            return GenericDataSource()
-        }
-        // Row: auto-wiring, with the initializer named (ServiceEImpl also has init()).
-        container.autowire((any ServiceE).self, ServiceEImpl.init(serviceA:serviceB:serviceC:))
+        container.install(DependencyConfigurator(made: made))
         return container
+    }
+
+    /// The README's `DependencyConfigurator`, as a module.
+    struct DependencyConfigurator: Module {
+        let made: Made?
+
+        func register(in container: Container) {
+            // Row: register(A.self, implementationType: AImpl.self, scope: .singleton).
+            container.register((any ServiceA).self, implementation: ServiceAImpl.self, reuse: .singleton)
+            // Row: register(C.self, implementation: existing).
+            container.register((any ServiceC).self, instance: DummyImplementation())
+            // Row: the circular dependency's weak property, set after creation (Kraken's callback, injectWeak).
+            container.register((any ServiceB).self, reuse: .singleton) { ServiceBImpl() as any ServiceB }
+                .resolved { scope, serviceB in
+                    (serviceB as? ServiceBImpl)?.serviceA = try scope.require(WeakReference<any ServiceA>.self).value
+                }
+            // Row: runtime arguments.
+            container.register((any ServiceD).self) { (scope: Scope, host: String, port: Int) in
+                ServiceDImpl(host: host, port: port, serviceB: try scope.require((any ServiceB).self)) as any ServiceD
+            }
+            // Row: scope: .eagerSingleton, then makeEagerSingletons() at start-up.
+            container.register(GenericDataSource<ServiceAImpl>.self, reuse: .eagerSingleton) { () -> GenericDataSource<ServiceAImpl> in
+                made?.increment()
+                return GenericDataSource()
+            }
+            // Row: auto-wiring, with the initializer named (ServiceEImpl also has init()).
+            container.autowire((any ServiceE).self, ServiceEImpl.init(serviceA:serviceB:serviceC:))
+        }
     }
 
     /// "After bootstrapping dependencies, its injection is as simple as invoking `Kraken.inject()`". Rows:
@@ -127,6 +137,46 @@ enum CustomTag: Hashable, Sendable { case one, two }
         let serviceB = try container.require((any ServiceB).self)
         let serviceA = try container.require((any ServiceA).self)
         #expect(serviceB.serviceA === serviceA)
+    }
+
+    /// The circular dependency's weak property when ServiceA's factory is `async`: ServiceB's callback, which
+    /// cannot await, runs again once the `await` resolve of ServiceB has made ServiceA. Row:
+    /// `injectWeak(A.self).value`.
+    @Test func weakPropertyWithAnAsyncFactory() async throws {
+        let container = try Self.bootstrapDependencies()
+        container.register((any ServiceA).self, reuse: .singleton, ifAlreadyRegistered: .replace) { (_: Scope) async in
+            ServiceAImpl() as any ServiceA
+        }
+        let serviceB = try await container.require((any ServiceB).self)
+        let serviceA = try await container.require((any ServiceA).self)
+        #expect(serviceB.serviceA === serviceA)
+    }
+
+    /// `injectWeak(A.self)` as a property: `@WeakInjected` resolves on first read, from the default container,
+    /// and holds the instance weakly; a value type cannot be held weakly and says so. Row:
+    /// `injectWeak(A.self).value`.
+    @Test func weakInjectedProperty() throws {
+        try DefaultContainerAccess.run {
+            final class Consumer {
+                @WeakInjected var serviceA: (any ServiceA)?
+            }
+            let container = Container()
+            container.register((any ServiceA).self, reuse: .weak) { ServiceAImpl() as any ServiceA }
+            container.register((any ServiceC).self, instance: DummyImplementation())
+            Container.default = container
+            let consumer = Consumer()
+            var held: (any ServiceA)? = try container.require((any ServiceA).self)
+            #expect(consumer.serviceA === held)
+            held = nil
+            Container.reclaim()
+            #expect(consumer.serviceA == nil, "held weakly")
+            _ = held
+
+            let error = try #require(throws: ResolutionError.self) {
+                try container.require(WeakReference<any ServiceC>.self).value
+            }
+            #expect(error.code == .weakValueType)
+        }
     }
 
     /// Named definitions: tags. Row: `tag: CustomTag.one`, `inject(A.self, tag: …)`.

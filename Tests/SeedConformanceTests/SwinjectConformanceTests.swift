@@ -85,6 +85,8 @@ final class PetOwner: Person {
         #expect(try container.require((any Animal).self, key: "cat").name == "Mimi")
         #expect(try container.require((any Animal).self, ("Tama", "!"), key: "named").name == "Tama!")
         #expect(container.resolve((any Animal).self, key: "dog") == nil)
+        container.register((any Animal).self) { (name: String, suffix: String) in Cat(name: name + suffix) }
+        #expect(container.resolve((any Animal).self, ("Mimi", "?"))?.name == "Mimi?")
     }
 
     /// Assemblies. Row: `Assembly`, `Assembler` → `Module`, `install`.
@@ -167,6 +169,29 @@ final class PetOwner: Person {
         let child = try #require(try container.require((any ChildProtocol).self) as? Child)
         let parent = try #require(child.parent as? Parent)
         #expect(parent.child === child)
+    }
+
+    /// The document's container resolved from async code, with `await`, and with an `async` factory for `Parent`
+    /// (Swinject has neither): either side first.
+    @Test(arguments: [false, true])
+    func awaitedFromEitherSide(asyncParent: Bool) async throws {
+        for parentFirst in [true, false] {
+            let container = Self.initializerProperty(reuse: .singleton)
+            if asyncParent {
+                container.register((any ParentProtocol).self, reuse: .singleton, ifAlreadyRegistered: .replace) {
+                    (scope: Scope) async throws in Parent(child: try await scope.require((any ChildProtocol).self)) as any ParentProtocol
+                }
+            }
+            let parent: Parent?
+            if parentFirst {
+                parent = try await container.require((any ParentProtocol).self) as? Parent
+            } else {
+                let child = try await container.require((any ChildProtocol).self) as? Child
+                parent = child?.parent as? Parent
+            }
+            let child = try #require(parent?.child as? Child)
+            #expect(child.parent === parent, "parent first: \(parentFirst)")
+        }
     }
 
     /// Property/property: both sides through properties, the child's set in its callback.

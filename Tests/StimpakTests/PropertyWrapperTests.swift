@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import Stimpak
+import StimpakTestSupport
+import Testing
 
 protocol Greeter: Sendable {
     var greeting: String { get }
@@ -234,5 +235,174 @@ extension Scope {
     static func bound(in container: Container) -> Scope? {
         guard let scope = try? Scope.current, scope.root === container.root else { return nil }
         return scope
+    }
+}
+
+/// One instance per scope that resolves it: which scope a wrapper resolved from.
+final class ScopeMark: Sendable {}
+
+/// An object a factory makes, whose wrappers resolve while that factory runs.
+final class MadeByFactory: @unchecked Sendable {  // the wrappers are set once, when it is made
+    @Injected var mark: ScopeMark
+    @LazyInjected var lazyMark: ScopeMark
+    @WeakInjected var weakMark: ScopeMark?
+    @OptionalInjected var optionalMark: ScopeMark?
+    /// What `inject` resolves in its initializer.
+    let injected: ScopeMark?
+    init() { injected = try? inject(ScopeMark.self) }
+}
+
+/// A factory's object that another factory's object is made inside: its own wrapper resolves after it.
+final class Outer: @unchecked Sendable {  // set once, when it is made
+    let inner: MadeByFactory
+    @Injected var mark: ScopeMark
+    init(inner: MadeByFactory) { self.inner = inner }
+}
+
+/// The scope a wrapper in an object made by a factory resolves from: the factory's, then the bound one, then
+/// the default container's.
+@Suite struct FactoryScopeInjectionTests {
+    /// A container whose `ScopeMark` is one per scope, and `MadeByFactory` made by a factory of every kind.
+    static func container() -> Container {
+        let container = Container()
+        container.register(ScopeMark.self, reuse: .inScope) { ScopeMark() }
+        container.register(MadeByFactory.self) { MadeByFactory() }
+        container.register(MadeByFactory.self, reuse: .inScope, key: "scoped") { MadeByFactory() }
+        container.register(MadeByFactory.self, reuse: .transient, key: "callback") { MadeByFactory() }
+            .resolved { _, _ in }
+        return container
+    }
+
+    static func expect(_ made: MadeByFactory, resolvedFrom scope: Scope, _ comment: Comment) throws {
+        let mark = try scope.require(ScopeMark.self)
+        #expect(made.mark === mark, comment)
+        #expect(made.lazyMark === mark, comment)
+        #expect(made.weakMark === mark, comment)
+        #expect(made.optionalMark === mark, comment)
+        #expect(made.injected === mark, comment)
+    }
+
+    @Test(
+        "a factory's scope wins over the scope the caller bound: transient (lock-free and locked), .inScope, with a callback",
+        arguments: [nil, "scoped", "callback"] as [String?])
+    func factoryScopeWinsOverTheBoundScope(key: String?) throws {
+        let container = Self.container()
+        let child = container.openScope("child")
+        let other = container.openScope("other")
+        for _ in 0..<2 {  // the first resolve of a transient may take the locked path, the next the lock-free one
+            let made = try other.withCurrent { try child.require(MadeByFactory.self, key: key) }
+            try Self.expect(made, resolvedFrom: child, "the factory ran for `child`")
+        }
+        // After the factory returns, an object made here resolves from the bound scope again.
+        let outside = other.withCurrent { MadeByFactory() }
+        try Self.expect(outside, resolvedFrom: other, "made outside any factory")
+    }
+
+    @Test("a factory's scope wins over the default container, and a lazy wrapper keeps it for its first read")
+    func factoryScopeWinsOverTheDefault() throws {
+        try DefaultContainerAccess.run {
+            let container = Self.container()
+            Container.default = container
+            let child = container.openScope("child")
+            let made = try child.require(MadeByFactory.self, key: "scoped")
+            let lazy = try child.require(Lazy<MadeByFactory>.self).value
+            try container.openScope("elsewhere").withCurrent {
+                try Self.expect(made, resolvedFrom: child, "read under another binding, after the factory returned")
+                try Self.expect(lazy, resolvedFrom: child, "made on a Lazy's first read")
+            }
+            try Self.expect(MadeByFactory(), resolvedFrom: container.root, "outside any factory: the default")
+        }
+    }
+
+    @Test("nested factories: the innermost factory's scope wins, and the outer one's is back after it returns")
+    func innermostFactoryWins() throws {
+        let container = Self.container()
+        let outer = container.openScope("outer")
+        let inner = container.openScope("inner")
+        container.register(Outer.self) { Outer(inner: try inner.require(MadeByFactory.self)) }
+        let made = try container.openScope("bound").withCurrent { try outer.require(Outer.self) }
+        try Self.expect(made.inner, resolvedFrom: inner, "the inner factory ran for `inner`")
+        #expect(made.mark === (try outer.require(ScopeMark.self)), "the outer factory's wrapper, after the inner returned")
+    }
+
+    @Test("a singleton's factory resolves its wrappers from the root scope")
+    func singletonFactoryUsesTheRoot() throws {
+        final class Greeting: Sendable {
+            let text: String
+            init(_ text: String) { self.text = text }
+        }
+        final class SingletonOwner: @unchecked Sendable {  // set once, when it is made
+            @Injected var greeting: Greeting
+        }
+        let container = Container()
+        container.register(Greeting.self) { Greeting("root") }
+        container.register(SingletonOwner.self, reuse: .singleton) { SingletonOwner() }
+        let child = container.openScope("child")
+        child.register(Greeting.self) { Greeting("child") }
+        let owner = try child.withCurrent { try child.require(SingletonOwner.self) }
+        #expect(owner.greeting.text == "root")
+    }
+
+    @Test("a factory running on one thread does not lend its scope to another thread")
+    func threadsDoNotLeak() throws {
+        let container = Self.container()
+        let child = container.openScope("child")
+        let other = container.openScope("other")
+        let started = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        container.register(MadeByFactory.self, key: "blocking") { () -> MadeByFactory in
+            started.signal()
+            proceed.wait()
+            return MadeByFactory()
+        }
+        nonisolated(unsafe) var made: MadeByFactory?  // written by the thread before `done`, read after it
+        let thread = Thread {
+            made = try? child.require(MadeByFactory.self, key: "blocking")
+            done.signal()
+        }
+        thread.start()
+        started.wait()  // the factory runs on the other thread now
+        let here = other.withCurrent { MadeByFactory() }
+        proceed.signal()
+        done.wait()
+        try Self.expect(here, resolvedFrom: other, "made on this thread while the other's factory ran")
+        try Self.expect(try #require(made), resolvedFrom: child, "the other thread's factory")
+    }
+
+    @Test("an async factory's scope wins over the bound scope, in its child tasks, not in another task, not after it")
+    func asyncFactoryScope() async throws {
+        let container = Self.container()
+        let child = container.openScope("child")
+        let other = container.openScope("other")
+        let inner = container.openScope("inner")
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+        container.register(MadeByFactory.self, key: "waiting") { (_: Scope) async -> MadeByFactory in
+            enteredContinuation.yield()
+            for await _ in release { break }
+            let made = MadeByFactory()
+            async let fromChildTask = MadeByFactory()
+            let childTasks = await fromChildTask
+            return childTasks.mark === made.mark ? made : childTasks
+        }
+        container.register(MadeByFactory.self, key: "async") { (_: Scope) async -> MadeByFactory in MadeByFactory() }
+        container.register(Outer.self, key: "async") { (_: Scope) async throws -> Outer in
+            Outer(inner: try await inner.require(MadeByFactory.self, key: "async"))
+        }
+        let factory = Task { try await other.withCurrent { try await child.require(MadeByFactory.self, key: "waiting") } }
+        for await _ in entered { break }
+        let elsewhere = await Task { other.withCurrent { MadeByFactory() } }.value  // the factory is suspended
+        releaseContinuation.yield()
+        let made = try await factory.value
+        try Self.expect(made, resolvedFrom: child, "the async factory ran for `child`, and its child task too")
+        try Self.expect(elsewhere, resolvedFrom: other, "another task, while the factory was suspended")
+        let after = other.withCurrent { MadeByFactory() }
+        try Self.expect(after, resolvedFrom: other, "after the factory returned")
+
+        let outer = try await other.withCurrent { try await child.require(Outer.self, key: "async") }
+        try Self.expect(outer.inner, resolvedFrom: inner, "the innermost async factory")
+        let childMark = try await child.require(ScopeMark.self)
+        #expect(outer.mark === childMark, "the outer async factory's, after the inner returned")
     }
 }

@@ -38,7 +38,8 @@ static inline uintptr_t stimpak_fetch_sub(uintptr_t *_Nonnull word, uintptr_t va
 // retire what readers may hold), the registrations being made (only this thread writes `depth` and `path`, with
 // atomic stores; a writer reclaiming registrations reads them atomically: a transient's registration is
 // pushed inside the read section that found it, and the path is what keeps it alive while its factory
-// runs), and
+// runs; `path` holds twice the maximum depth, the scope each factory runs for beside its registration,
+// `maximum` entries further, which only this thread reads), and
 // the thread's ResolutionContext (unretained; a pthread key holds the reference and releases it when
 // the thread exits), the lowest stack address a resolution may start at (0 when the thread's stack
 // bounds are unknown), how many sections are open inside the outermost one (a key's `==` or `hash`
@@ -70,14 +71,19 @@ static inline stimpak_thread_state *_Nonnull stimpak_thread_get(void) {
     return &stimpak_thread;
 }
 
-// Enters the read section (the counter becomes odd), or counts a section nested in the open one.
-static inline __attribute__((always_inline)) void stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
+// Enters the read section (the counter becomes odd), or counts a section nested in the open one: 0; or 1, having
+// done neither, when the thread's counter is not registered yet. A thread's counter starts odd and is made even
+// when its context registers it, so that the one test a section's entry makes anyway (is it odd?) also finds a
+// thread to register (see `ReadSection.enter`).
+static inline __attribute__((always_inline)) int stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
     uintptr_t section = __atomic_load_n(&state->section, __ATOMIC_RELAXED);
     if (section & 1) {
+        if (state->context == 0) return 1;
         state->nesting += 1;
-        return;
+        return 0;
     }
     __atomic_store_n(&state->section, section + 1, __ATOMIC_SEQ_CST);
+    return 0;
 }
 
 // Leaves the read section. Deliberately out of line (defined in CStimpakAtomics.c): to the Swift and LLVM
@@ -102,17 +108,21 @@ int stimpak_is_main_thread(void);
 // instead of stopping the program.
 int stimpak_is_current_executor(const void *_Nullable identity, uintptr_t implementation);
 
-// Pushes `registration` on the path: 0, or 1 when it is already on it (a cycle), or 2 when the path
-// already holds `maximum` registrations or the stack is down to its reserve.
+// Pushes `registration` on the path, with `scope`, the scope its factory (or callback) runs for: 0, or 1 when
+// it is already on it (a cycle), or 2 when the path already holds `maximum` registrations or the stack is down
+// to its reserve. The scope is a plain store: only this thread reads it, while the entry is on the path.
 static inline __attribute__((always_inline)) int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const void *_Nonnull registration,
-                                     uintptr_t maximum) {
+                                     const void *_Nonnull scope, uintptr_t maximum) {
     uintptr_t depth = state->depth;
     for (uintptr_t index = 0; index < depth; index++) {
         if (state->path[index] == registration) return 1;
     }
     if (depth >= maximum) return 2;
     if ((uintptr_t)__builtin_frame_address(0) < state->stack_limit) return 2;
-    __atomic_store_n(&state->path[depth], registration, __ATOMIC_RELAXED);
+    // Loaded once: a store through `path` could change `state->path` as far as the compiler knows.
+    const void *_Nullable *_Nonnull path = state->path;
+    path[maximum + depth] = scope;
+    __atomic_store_n(&path[depth], registration, __ATOMIC_RELAXED);
     __atomic_store_n(&state->depth, depth + 1, __ATOMIC_RELEASE);
     return 0;
 }

@@ -1,15 +1,17 @@
 /// The current scope: where property wrappers and ``inject(_:key:fileID:line:)`` resolve from.
 ///
-/// A task-local value, so it follows the code through `async` calls and into child tasks (not into
-/// `Task.detached` or work handed to a dispatch queue), and synchronous code reads it too: it is the scope
-/// bound with ``Scope/withCurrent(_:)`` around the running code, or else the root scope of
-/// ``Container/default``.
+/// The scope of the innermost factory running on this thread (or, for an `async` factory, in this task and
+/// the child tasks it starts), so that what a factory makes resolves from the scope it runs for; else the
+/// scope bound with ``Scope/withCurrent(_:)`` around the running code, a task-local value that follows the
+/// code through `async` calls and into child tasks (not into `Task.detached` or work handed to a dispatch
+/// queue), which synchronous code reads too; else the root scope of ``Container/default``.
 extension Scope {
     /// The scope bound by the innermost ``withCurrent(_:)`` around the running code, if any.
     @TaskLocal static var bound: Scope?
 
-    /// The scope injections resolve from here: the one bound with ``withCurrent(_:)`` around the running
-    /// code, or else the root scope of ``Container/default``.
+    /// The scope injections resolve from here: the scope of the innermost factory running here, or else the
+    /// one bound with ``withCurrent(_:)`` around the running code, or else the root scope of
+    /// ``Container/default``.
     ///
     /// ```swift
     /// let handler = try Scope.current.require(Handler.self)
@@ -19,8 +21,11 @@ extension Scope {
         get throws(ResolutionError) { try current(resolving: ServiceKey(service: Scope.self)) }
     }
 
-    /// The scope bound around the running code, or else the default container's root; nil when neither.
-    static var currentIfAny: Scope? { bound ?? Container.default?.root }
+    /// The scope of the innermost factory running here (on this thread, or this task's async factory), or
+    /// else the scope bound around the running code, or else the default container's root; nil when none.
+    static var currentIfAny: Scope? {
+        ResolutionContext.factoryScope ?? AsyncNode.current?.scope ?? bound ?? Container.default?.root
+    }
 
     /// The current scope, or the error naming `requested`, the service that needed it, and the call site.
     static func current(resolving requested: ServiceKey, fileID: String = "", line: Int = 0) throws(ResolutionError) -> Scope {
@@ -32,7 +37,8 @@ extension Scope {
     }
 
     /// Runs `body` with this scope as the current scope: every injection in it, and in the tasks it creates
-    /// (but not detached ones), resolves from here.
+    /// (but not detached ones), resolves from here, except in the objects a factory makes, which resolve from
+    /// the scope that factory runs for.
     ///
     /// ```swift
     /// let request = container.openScope(requestID)
@@ -65,7 +71,7 @@ extension Scope {
 
 extension Container {
     /// The container the app designates once at start-up (DICE's `use`, Kraken's global container): the
-    /// current scope wherever no scope is bound with ``Scope/withCurrent(_:)``. Nil until set.
+    /// current scope wherever no factory runs and no scope is bound with ``Scope/withCurrent(_:)``. Nil until set.
     ///
     /// ```swift
     /// @main struct App {

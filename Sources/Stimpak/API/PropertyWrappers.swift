@@ -1,10 +1,15 @@
 /// Property wrappers that resolve from the current scope (see ``Scope/current``): DICE's `@Injected`.
 ///
+/// The current scope is the scope of the innermost factory making the owner (the scope it runs for), else the
+/// scope bound with ``Scope/withCurrent(_:)``, else the root scope of ``Container/default``: an object a
+/// factory makes for a request's scope gets that request's instances, whatever scope its caller bound.
+///
 /// A property wrapper cannot throw. When the service cannot be resolved, these stop the program with the
 /// full ``ResolutionError`` text (service, key, path, fix), as a force-unwrap would; use
 /// ``OptionalInjected`` for a service that may be missing, and validate the registrations in a test.
 
-/// A service resolved from the current scope when its owner is created.
+/// A service resolved from the current scope when its owner is created: the scope of the factory making the
+/// owner, else the bound scope, else the default container's.
 ///
 /// ```swift
 /// final class OrderHandler {
@@ -39,8 +44,9 @@ public struct Injected<Service> {
 
 extension Injected: Sendable where Service: Sendable {}
 
-/// A service resolved on first access, once, from the scope that was current when its owner was created
-/// (or, when there was none, the one current at the first access).
+/// A service resolved on first access, once, from the scope that was current when its owner was created (the
+/// scope of the factory making the owner, else the bound scope, else the default container's), or, when there
+/// was none, the one current at the first access.
 ///
 /// ```swift
 /// final class ReportScreen {
@@ -87,7 +93,8 @@ public struct LazyInjected<Service> {
 extension LazyInjected: Sendable where Service: Sendable {}
 
 /// A weak reference to a service, resolved on first access from the scope that was current when its owner
-/// was created: for closing a cycle of references (Kraken's `injectWeak`).
+/// was created (the scope of the factory making the owner, else the bound scope, else the default
+/// container's): for closing a cycle of references (Kraken's `injectWeak`).
 ///
 /// ```swift
 /// final class Child {
@@ -126,7 +133,8 @@ public struct WeakInjected<Service> {
 
 extension WeakInjected: Sendable where Service: Sendable {}
 
-/// A service resolved from the current scope when its owner is created, or nil when it is not registered.
+/// A service resolved from the current scope when its owner is created (the scope of the factory making the
+/// owner, else the bound scope, else the default container's), or nil when it is not registered.
 ///
 /// ```swift
 /// final class Checkout {

@@ -205,8 +205,10 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// cached when the callback runs, so resolving something that depends back on it gets this instance.
     /// When the callback meets a cycle through an instance this thread is still making (a `Parent` whose
     /// factory resolved this `Child`, whose callback wants the `Parent`), it runs again when the outermost
-    /// synchronous resolve ends, once that instance exists (Swinject's `initCompleted`); if it fails then, that
-    /// resolve throws its error, and the instances stay made.
+    /// synchronous resolve ends, once that instance exists (Swinject's `initCompleted`). Made by an `await`
+    /// resolve, a reused instance whose callback needs an instance of an `async` factory runs it again once that
+    /// instance exists: when the async factory that this task is running (the `Parent`'s) has made it, or after
+    /// awaiting it. If it fails then, that resolve throws its error, and the instances stay made.
     /// - Parameter callback: Receives the scope the instance was made in and the new instance; may throw.
     /// - Returns: This registration, for chaining.
     @discardableResult

@@ -52,7 +52,7 @@ extension Container {
                 do {
                     // Bound as the current scope, so that a factory's `inject` and property wrappers resolve
                     // from the copy too, not from `Container.default`.
-                    try await scope.withCurrent { try await registration.resolveForValidation(from: scope) }
+                    try await scope.withCurrent { try await registration.resolveAsync(from: scope) }
                     lastError = nil
                     break
                 } catch let error as ResolutionError {

@@ -126,6 +126,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     @usableFromInline var isAwaitableHere = false
     /// For ``Code/requiresAwait``: the factory runs on the main actor (and this was another thread).
     var isMainActor = false
+    /// For an awaitable ``Code/requiresAwait``: the instance is made and cached, and its `resolved` callback
+    /// waits for an instance only an `await` can get, which the `async` resolve awaits before running it again.
+    @usableFromInline var awaitingCallback: AwaitingCallback?
     /// For ``Code/weakValueType``: a ``WeakReference`` (or ``WeakInjected``) resolved a value, not a `.weak`
     /// registration.
     var isWeakReference = false

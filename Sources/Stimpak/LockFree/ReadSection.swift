@@ -136,11 +136,15 @@ struct ReadSection: ~Copyable {
         self.thread = thread
     }
 
-    /// Enters this thread's read section (a seq-cst store to the thread's own counter).
+    /// Enters this thread's read section (a seq-cst store to the thread's own counter), having made the thread's
+    /// context, which registers the counter, on its first section.
     @inlinable @inline(__always)
     static func enter() -> ReadSection {
-        let thread = ResolutionContext.thread
-        stimpak_section_enter(thread)
+        let thread = stimpak_thread_get()
+        if stimpak_section_enter(thread) != 0 {
+            makeThreadContext()
+            stimpak_section_enter(thread)
+        }
         return ReadSection(thread: thread)
     }
 
@@ -168,13 +172,15 @@ struct ReadSection: ~Copyable {
         return instance
     }
 
-    /// Pushes a published registration on this thread's resolution path, then leaves: the path keeps it
-    /// alive until it is popped (a writer reclaims no registration that is on a path).
+    /// Pushes a published registration on this thread's resolution path, with the scope its factory runs for,
+    /// then leaves: the path keeps it alive until it is popped (a writer reclaims no registration that is on a
+    /// path).
     /// - Returns: 0, or 1 when it was already on the path (a cycle), or 2 when the path is too deep; it
     ///   is pushed only on 0.
     @inlinable @inline(__always)
-    consuming func leave(pushing registration: UnsafeMutableRawPointer) -> Int32 {
-        let status = stimpak_path_enter(thread, registration, UInt(ResolutionError.maximumDepth))
+    consuming func leave(pushing registration: UnsafeMutableRawPointer, for scope: Scope) -> Int32 {
+        let status = stimpak_path_enter(
+            thread, registration, Unmanaged.passUnretained(scope).toOpaque(), UInt(ResolutionError.maximumDepth))
         stimpak_section_exit(thread)
         return status
     }

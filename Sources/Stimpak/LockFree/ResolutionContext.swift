@@ -49,11 +49,14 @@ final class ResolutionContext {
     /// Made on its thread, by ``makeCurrent()``.
     private init() {
         state = stimpak_thread_get()
-        let path = UnsafeMutablePointer<UnsafeRawPointer?>.allocate(capacity: ResolutionError.maximumDepth)
-        path.initialize(repeating: nil, count: ResolutionError.maximumDepth)
+        // The registrations, then the scopes their factories run for (see ``factoryScope``).
+        let path = UnsafeMutablePointer<UnsafeRawPointer?>.allocate(capacity: 2 * ResolutionError.maximumDepth)
+        path.initialize(repeating: nil, count: 2 * ResolutionError.maximumDepth)
         state.pointee.path = path
         state.pointee.depth = 0
         state.pointee.stack_limit = stimpak_stack_limit(UInt(Self.stackReserve))
+        // Even: registered, outside any section (no other thread reads it before it is registered).
+        state.pointee.section = 0
         ReadSection.register(state)
     }
 
@@ -65,6 +68,8 @@ final class ResolutionContext {
     /// Ends the context's use of its thread's state: called on the thread as it exits.
     private func retire() {
         ReadSection.unregister(state)
+        // Odd: a section entered after this (a later destructor's) makes a context again.
+        state.pointee.section = 1
         if let path = state.pointee.path {
             UnsafeMutablePointer(mutating: path).deallocate()
         }
@@ -96,14 +101,6 @@ final class ResolutionContext {
             return Unmanaged<ResolutionContext>.fromOpaque(pointer).takeUnretainedValue()
         }
         return makeCurrent()
-    }
-
-    /// This thread's state, with its context made (and its read-section counter registered) on first use.
-    @inlinable @inline(__always)
-    static var thread: UnsafeMutablePointer<stimpak_thread_state> {
-        let state = stimpak_thread_get()
-        if state.pointee.context == nil { makeThreadContext() }
-        return state
     }
 
     @usableFromInline
@@ -154,11 +151,15 @@ final class ResolutionContext {
         return nil
     }
 
-    /// Pushes `registration` unless that would close a cycle or nest too deep.
+    /// Pushes `registration`, whose factory or callback runs for `scope`, unless that would close a cycle or nest
+    /// too deep.
     @inlinable @inline(__always)
-    static func enter(_ registration: AnyObject, _ state: UnsafeMutablePointer<stimpak_thread_state>) throws(ResolutionError) {
+    static func enter(
+        _ registration: AnyObject, for scope: Scope, _ state: UnsafeMutablePointer<stimpak_thread_state>
+    ) throws(ResolutionError) {
         let status = stimpak_path_enter(
-            state, Unmanaged.passUnretained(registration).toOpaque(), UInt(ResolutionError.maximumDepth))
+            state, Unmanaged.passUnretained(registration).toOpaque(), Unmanaged.passUnretained(scope).toOpaque(),
+            UInt(ResolutionError.maximumDepth))
         if status != 0 { throw current.pathError(status == 1 ? .dependencyCycle : .resolutionTooDeep, registration) }
     }
 
@@ -167,9 +168,23 @@ final class ResolutionContext {
         if stimpak_path_leave(state) == 0, state.pointee.has_graph != 0 { current.endGraph() }
     }
 
-    /// Pushes `registration` on this context's path (see ``enter(_:_:)``); call on the context's thread.
-    func enter(_ registration: AnyObject) throws(ResolutionError) {
-        try Self.enter(registration, state)
+    /// Pushes `registration` on this context's path (see ``enter(_:for:_:)``); call on the context's thread.
+    func enter(_ registration: AnyObject, for scope: Scope) throws(ResolutionError) {
+        try Self.enter(registration, for: scope, state)
+    }
+
+    /// The scope of the innermost factory (or `resolved` callback) running on this thread, or nil outside
+    /// any: where the property wrappers of the objects it makes resolve from (see ``Scope/current``).
+    ///
+    /// Safe without a retain until it is read: the entry is on the path only while the frame that pushed it,
+    /// which holds the scope, runs below this one on the thread's stack.
+    static var factoryScope: Scope? {
+        let state = stimpak_thread_get()
+        let depth = Int(state.pointee.depth)
+        guard depth > 0, let path = state.pointee.path,
+            let scope = path[ResolutionError.maximumDepth + depth - 1]
+        else { return nil }
+        return Unmanaged<Scope>.fromOpaque(scope).takeUnretainedValue()
     }
 
     func leave() {

@@ -125,7 +125,7 @@ extension Scope {
             if let object, let instance = object as? Service { return instance }
         case .transient(let registration):
             let thread = section.thread
-            let status = section.leave(pushing: registration)
+            let status = section.leave(pushing: registration, for: self)
             // Too deep: not pushed, so not protected; the locked path holds it and reports the error.
             if status != 2 {
                 return try makeTransient(registration, isCycle: status == 1, arguments, thread: thread)

@@ -1,8 +1,9 @@
 /// An `async` creation of a reused instance under way: the tasks awaiting it (suspended, no blocked thread),
 /// and what its creator waits for, to see a cycle across tasks before it deadlocks.
 final class AsyncCreation: @unchecked Sendable {
-    // `box`, `callbackContext`, `failure` and `suspended` are guarded by the container's lock; `waitingOn` by
-    // `AsyncCreation.waitLock`; `serviceKey` never changes.
+    // `box`, `callbackContext`, `failure` and `suspended` are guarded by the container's lock; `waitingOn`,
+    // `awaitingCallback`, `deferredUntilMade` and `hasTakenCallbacks` by `AsyncCreation.waitLock`; `serviceKey`
+    // never changes.
     /// The service being made.
     let serviceKey: ServiceKey
     /// The tasks awaiting the creation, made by the first of them: most creations have none, and the object and
@@ -20,8 +21,16 @@ final class AsyncCreation: @unchecked Sendable {
     private(set) var failure: (any Error)?
     /// The creation the task making this one is waiting for, if any.
     private var waitingOn: AsyncCreation?
+    /// This instance's own `resolved` callback, when it waits for an instance only an `await` can get.
+    private var awaitingCallback: AwaitingCallback?
+    /// The `resolved` callbacks of instances this creation's chain made meanwhile that need this instance: run
+    /// once it is made (``takeCallbacks()``), dropped when it fails.
+    private var deferredUntilMade: [AwaitingCallback] = []
+    /// Whether the callbacks were taken: a callback that comes later finds the instance made, or never made.
+    private var hasTakenCallbacks = false
 
-    /// Guards every creation's `waitingOn`: the wait-for graph between tasks.
+    /// Guards every creation's `waitingOn` (the wait-for graph between tasks) and the `resolved` callbacks it
+    /// keeps (see ``AwaitingCallback``).
     private static let waitLock = Lock()
 
     init(serviceKey: ServiceKey) {
@@ -74,6 +83,31 @@ final class AsyncCreation: @unchecked Sendable {
             }
             innermost.waitingOn = target
             return true
+        }
+    }
+
+    /// Keeps `callback` to run once the instance is made; false when the creation has ended (made, or failed).
+    func deferUntilMade(_ callback: AwaitingCallback) -> Bool {
+        Self.waitLock.withLock {
+            guard !hasTakenCallbacks else { return false }
+            deferredUntilMade.append(callback)
+            return true
+        }
+    }
+
+    /// Keeps the instance's own `resolved` callback, which waits for an instance only an `await` can get, for the
+    /// task that made the instance (``takeCallbacks()``).
+    func keepAwaiting(_ callback: AwaitingCallback) {
+        Self.waitLock.withLock { awaitingCallback = callback }
+    }
+
+    /// Takes the callbacks deferred until the instance is made, in the order they were deferred, and the
+    /// instance's own awaiting callback: the creation has ended.
+    func takeCallbacks() -> (deferred: [AwaitingCallback], awaiting: AwaitingCallback?) {
+        Self.waitLock.withLock {
+            hasTakenCallbacks = true
+            defer { (deferredUntilMade, awaitingCallback) = ([], nil) }
+            return (deferredUntilMade, awaitingCallback)
         }
     }
 

@@ -1,19 +1,23 @@
-/// One `async` factory running: its registration, the creation it fills (nil for a transient), and the
-/// node of the factory that resolved it. The chain is a task's async resolution path; child tasks inherit it
-/// (a task-local value), so a child that resolves what its parent is making is a cycle, not a deadlock.
+/// One `async` factory running: its registration, the scope it runs for, the creation it fills (nil for a
+/// transient), and the node of the factory that resolved it. The chain is a task's async resolution path; child
+/// tasks inherit it (a task-local value), so a child that resolves what its parent is making is a cycle, not a
+/// deadlock, and the objects a child makes for the factory resolve their property wrappers from its scope.
 final class AsyncNode: Sendable {
     /// The innermost async factory running in this task, or nil.
     @TaskLocal static var current: AsyncNode?
 
     let registration: any Registration
+    /// The scope the factory runs for: the property wrappers of what it makes resolve from it.
+    let scope: Scope
     let creation: AsyncCreation?
     let parent: AsyncNode?
     let depth: Int
     /// The `.graph` instances of the outermost async resolve, shared by the whole chain.
     let graph: AsyncGraph
 
-    init(registration: any Registration, creation: AsyncCreation?, parent: AsyncNode?) {
+    init(registration: any Registration, scope: Scope, creation: AsyncCreation?, parent: AsyncNode?) {
         self.registration = registration
+        self.scope = scope
         self.creation = creation
         self.parent = parent
         self.depth = (parent?.depth ?? 0) + 1
@@ -37,6 +41,12 @@ final class AsyncNode: Sendable {
     /// The creations this chain is making, innermost first.
     var creations: [AsyncCreation] {
         chain.compactMap(\.creation)
+    }
+
+    /// The creation of a reused instance of `service` that this chain is making, if any (not a `.graph` one: a
+    /// synchronous resolve never finds those).
+    func creation(of service: ServiceKey) -> AsyncCreation? {
+        chain.first { $0.creation?.serviceKey == service && $0.registration.reuse.kind != .graph }?.creation
     }
 
     /// The service keys on the path, outermost first.

@@ -10,23 +10,27 @@ extension Scope {
     func resolveInstanceAsync<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) async throws -> Service {
+        let awaiting: AwaitingCallback?
         do throws(ResolutionError) {
             return try resolveInstanceNotInlined(Service.self, arguments, key: key)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+            awaiting = error.awaitingCallback
         }
-        return try await resolveAwaiting(Service.self, arguments, key: key)
+        return try await resolveAwaiting(Service.self, arguments, key: key, after: awaiting)
     }
 
     /// The same without a key: the synchronous path is the unkeyed one, one call to its specialization.
     @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args>(_ type: Service.Type, _ arguments: Args) async throws -> Service {
+        let awaiting: AwaitingCallback?
         do throws(ResolutionError) {
             return try resolveInstanceNotInlined(Service.self, arguments)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+            awaiting = error.awaitingCallback
         }
-        return try await resolveAwaiting(Service.self, arguments, key: nil)
+        return try await resolveAwaiting(Service.self, arguments, key: nil, after: awaiting)
     }
 
     /// The same, with a key of a concrete type.
@@ -34,21 +38,26 @@ extension Scope {
     func resolveInstanceAsync<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
     ) async throws -> Service {
+        let awaiting: AwaitingCallback?
         do throws(ResolutionError) {
             return try resolveInstanceNotInlined(Service.self, arguments, typedKey: key)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+            awaiting = error.awaitingCallback
         }
-        return try await resolveAwaiting(Service.self, arguments, key: Scope.erased(key))
+        return try await resolveAwaiting(Service.self, arguments, key: Scope.erased(key), after: awaiting)
     }
 
     /// The locked lookup for an `async` resolve, then the registration's creation, awaited. A synchronous
     /// registration comes here when another thread is making its instance: the task suspends until that
-    /// creation finishes, then resolves it as the synchronous path does.
+    /// creation finishes, then resolves it as the synchronous path does. When the synchronous attempt made the
+    /// instance but its `resolved` callback waits for an instance only an `await` can get (`awaiting`), that
+    /// callback runs again first.
     @usableFromInline
     func resolveAwaiting<Service, Args>(
-        _ type: Service.Type, _ arguments: Args, key: AnyHashable?
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?, after awaiting: AwaitingCallback? = nil
     ) async throws -> Service {
+        if let awaiting { try await awaiting.callAgainWhenAwaited() }
         while true {
             let lookup = try lockAndFind(Service.self, arguments, key: key)
             switch consume lookup {
@@ -81,6 +90,7 @@ extension Scope {
                 } catch {
                     // Another thread started making it meanwhile: await that creation.
                     guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+                    if let awaiting = error.awaitingCallback { try await awaiting.callAgainWhenAwaited() }
                 }
             }
         }
@@ -315,11 +325,23 @@ extension Scope {
         } catch {
             // The factory's path throws a `ResolutionError` or, when the task is cancelled, a `CancellationError`.
             place.owner.abandon(.slot(place.slot, .task(creation)), failing: error as? ResolutionError)
+            // Not made: the callbacks that waited for it are dropped.
+            _ = creation.takeCallbacks()
             throw error
         }
-        return try commit(
-            instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
-            onDispose: onDispose)
+        let committed: Service
+        do {
+            committed = try commit(
+                instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
+                onDispose: onDispose)
+        } catch {
+            _ = creation.takeCallbacks()
+            throw error
+        }
+        // Made: the callbacks that waited for it run now, then its own, once what it waits for is awaited.
+        let (deferred, awaiting) = creation.takeCallbacks()
+        try await AwaitingCallback.callAgain(deferred + (awaiting.map { [$0] } ?? []))
+        return committed
     }
 
     /// Runs an async factory and the decorators with the registration on this task's async resolution path; a
@@ -335,7 +357,7 @@ extension Scope {
                 throw AsyncNode.pathError(.resolutionTooDeep, resolver.serviceKey, node: node)
             }
         }
-        let entered = AsyncNode(registration: resolver, creation: creation, parent: node)
+        let entered = AsyncNode(registration: resolver, scope: scope, creation: creation, parent: node)
         let start = creationStart()
         do {
             var instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }

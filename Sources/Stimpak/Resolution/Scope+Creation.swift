@@ -57,7 +57,7 @@ extension Scope {
         context: ResolutionContext,
         layers: inout [InstanceDisposal]?
     ) throws(ResolutionError) -> Service {
-        try context.enter(resolver)
+        try context.enter(resolver, for: scope)
         defer { context.leave() }
         let start = creationStart()
         let instance: Service
@@ -118,7 +118,7 @@ extension Scope {
         _ instance: Service,
         context: ResolutionContext
     ) throws(ResolutionError) {
-        try context.enter(resolver)
+        try context.enter(resolver, for: scope)
         defer { context.leave() }
         do {
             try callback(scope, instance)
@@ -217,6 +217,7 @@ extension Scope {
             throw error
         }
         var locked = try owner.lockAndKeepDisposal(record, of: resolver, ending: creation)
+        var awaiting: AwaitingCallback?
         if let onResolved {
             let context = startCallback(box, in: place.slot, by: maker, locked)
             registry.lock.release(locked)
@@ -226,6 +227,12 @@ extension Scope {
                 // The instance is cached below; its callback runs again when the outermost resolve ends.
                 context.deferCallback { () throws(ResolutionError) in
                     try self.runCallback(onResolved, of: resolver, owner, instance, context: context)
+                }
+            } catch  where awaitsBeforeCallback(after: error, context: context, maker: maker) {
+                // The instance is cached below; the `await` resolve that made it awaits the instance the callback
+                // needs, then runs it again.
+                awaiting = AwaitingCallback(scope: owner, needed: error.requested) { () throws(ResolutionError) in
+                    try self.runCallback(onResolved, of: resolver, owner, instance, context: .current)
                 }
             } catch {
                 // The record is this thread's to dispose only if it is still among the scope's: a disposal of the
@@ -250,10 +257,34 @@ extension Scope {
         }
         let waiters = owner.settle(place.slot, by: maker, storing: box, of: resolver, publishes: place.publishes, locked)
         registry.lock.release(locked)
+        if let awaiting, case .task(let asyncCreation) = maker { asyncCreation.keepAwaiting(awaiting) }
         waiters.wake()
         // Made: the callbacks deferred while it was being made can find it now.
         try ResolutionContext.endLockedPathResolve(failing: false)
+        // An `await` resolve's synchronous attempt: handed to the resolve, which awaits and calls again.
+        if let awaiting, case .thread = maker { throw awaitingError(awaiting, of: resolver) }
         return instance
+    }
+
+    /// Whether a reused instance's `resolved` callback that failed with `error` runs again once an `await` has got
+    /// the instance it needs (``AwaitingCallback``): it needs one that only an `await` can get (an `async`
+    /// factory's, made or being made), no runtime arguments are needed to resolve it, and an `await` resolve made
+    /// this instance (a task's creation, or the synchronous attempt of an `await`, not a synchronous factory).
+    func awaitsBeforeCallback(after error: ResolutionError, context: ResolutionContext, maker: SlotMaker) -> Bool {
+        guard error.code == .requiresAwait, context.depth == 0, !error.requested.hasArguments else { return false }
+        if case .task = maker { return true }
+        return ResolutionContext.servesAwait
+    }
+
+    /// The awaitable `requiresAwait` that hands `awaiting` to the `await` resolve whose synchronous attempt made
+    /// `resolver`'s instance: it finds the instance cached once it has run the callback again.
+    private func awaitingError<Service, Args>(
+        _ awaiting: AwaitingCallback, of resolver: ServiceResolver<Service, Args>
+    ) -> ResolutionError {
+        var error = failure(.requiresAwait, resolver.serviceKey)
+        error.isAwaitableHere = true
+        error.awaitingCallback = awaiting
+        return error
     }
 
     /// Caches `box` in `slot` while the `resolved` callback runs on this thread: a resolve of it from the

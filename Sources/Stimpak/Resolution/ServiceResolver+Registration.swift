@@ -126,7 +126,7 @@ extension ServiceRegistration {
         return copy
     }
 
-    func resolveForValidation(from scope: Scope) async throws {
+    func resolveAsync(from scope: Scope) async throws {
         guard let arguments = () as? Args else { return }
         _ = try await scope.resolveInstanceAsync(Service.self, arguments, key: serviceKey.key)
     }

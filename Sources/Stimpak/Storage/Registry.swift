@@ -31,8 +31,9 @@ protocol Registration: AnyObject, Sendable {
     /// The same registration, settings included, for `registry` under `index` (for validation's throwaway
     /// copy); `locked` is `registry`'s.
     func duplicate(in registry: Registry, index: Int, _ locked: borrowing Locked) -> any Registration
-    /// Resolves it from `scope` with no runtime arguments, awaiting an async factory (for validation).
-    func resolveForValidation(from scope: Scope) async throws
+    /// Resolves its service from `scope` with no runtime arguments, awaiting an async factory: for validation,
+    /// and for a `resolved` callback that waits for the instance (see ``AwaitingCallback``).
+    func resolveAsync(from scope: Scope) async throws
 }
 
 extension Registration {
