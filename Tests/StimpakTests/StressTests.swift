@@ -444,6 +444,130 @@ import Darwin
         #expect(live.count == 0, "\(live.count) sessions outlived their scopes")
     }
 
+    /// Request scopes disposed while other threads keep the container's lock busy (listing 500 open scopes,
+    /// replacing a registration) and while another thread disposes their parent: every session is disposed
+    /// exactly once, before its tenant's pool and the singleton pool, lookups never find a disposed scope, and
+    /// nothing is left open or alive afterwards.
+    @Test func requestDisposalsRaceABusyLockAndTheirParents() throws {
+        #if DEBUG
+        let cycles = 1_000
+        #else
+        let cycles = 20_000
+        #endif
+        struct TenantKey: Hashable { let id: Int }
+        final class Pool: Disposable, @unchecked Sendable {  // `disposals` is guarded by `lock`
+            private let lock = TestLock()
+            private var disposals = 0
+            var isDisposed: Bool { lock.withLock { disposals > 0 } }
+            var disposalCount: Int { lock.withLock { disposals } }
+            func dispose() throws { lock.withLock { disposals += 1 } }
+        }
+        final class TenantPool: Disposable, @unchecked Sendable {  // `disposals` is guarded by `lock`
+            private let lock = TestLock()
+            private var disposals = 0
+            var isDisposed: Bool { lock.withLock { disposals > 0 } }
+            func dispose() throws { lock.withLock { disposals += 1 } }
+        }
+        final class Session: Disposable, @unchecked Sendable {  // `disposals` is guarded by `lock`
+            let pool: Pool
+            let tenantPool: TenantPool
+            let token: LiveCounter.Token
+            let violations: Counter
+            private let lock = TestLock()
+            private var disposals = 0
+            init(pool: Pool, tenantPool: TenantPool, token: LiveCounter.Token, violations: Counter) {
+                (self.pool, self.tenantPool, self.token, self.violations) = (pool, tenantPool, token, violations)
+            }
+            func dispose() throws {
+                let count = lock.withLock {
+                    disposals += 1
+                    return disposals
+                }
+                if count != 1 || pool.isDisposed || tenantPool.isDisposed { violations.increment() }
+            }
+        }
+        let live = LiveCounter()
+        let violations = Counter()
+        let made = Counter()
+        let container = Container()
+        container.register(Pool.self, reuse: .singleton) { Pool() }
+        container.register(TenantPool.self, reuse: .scopedTo(TenantKey.self)) { TenantPool() }
+        container.register(Session.self, reuse: .inScope) { (scope: Scope) in
+            made.increment()
+            return Session(
+                pool: try scope.require(Pool.self), tenantPool: try scope.require(TenantPool.self), token: live.make(),
+                violations: violations)
+        }
+        container.register(Canary.self, reuse: .inScope) { Canary() }
+        let pool = try container.require(Pool.self)
+        let idle = (0..<500).map { container.openScope("idle \($0)") }
+        final class Handover: @unchecked Sendable {  // `scopes` is guarded by `lock`
+            private let lock = TestLock()
+            private var scopes: [Scope] = []
+            func hand(_ scope: Scope) { lock.withLock { scopes.append(scope) } }
+            func takeAll() -> [Scope] {
+                lock.withLock {
+                    defer { scopes = [] }
+                    return scopes
+                }
+            }
+        }
+        let tenants = Handover()
+        let finished = Counter()
+        let workers = 4
+        let lookups = Counter()
+        let unexpected = Shared<[String]>([])
+        hammer(threads: 7) { index in
+            switch index {
+            case 0:
+                // Holds the lock for a listing of the open scopes, nonstop.
+                while finished.value < workers { _ = container.openScopeCount }
+            case 1:
+                while finished.value < workers {
+                    container.register(Foo.self, reuse: .singleton, ifAlreadyRegistered: .replace) { Foo() }
+                }
+            case 2:
+                // Disposes the tenants as soon as they are handed over, racing their requests' disposals.
+                while true {
+                    let isLast = finished.value == workers
+                    let taken = tenants.takeAll()
+                    for tenant in taken { tenant.dispose() }
+                    if isLast { return }
+                    if taken.isEmpty { sched_yield() }
+                }
+            default:
+                for cycle in 0..<cycles {
+                    let key = TenantKey(id: index << 32 | cycle)
+                    let tenant = container.openScope(key)
+                    let request = tenant.openScope("request")
+                    do {
+                        _ = try request.require(Session.self)
+                        _ = try request.require(Canary.self)
+                    } catch {
+                        unexpected.value.append(String(describing: error))
+                    }
+                    tenants.hand(tenant)
+                    request.dispose()
+                    // A disposed key opens a new scope; a lookup never returns a disposed one.
+                    let reopened = container.openScope("again \(index)")
+                    if reopened.isDisposed || container[AnyHashable("again \(index)")] !== reopened { lookups.increment() }
+                    reopened.dispose()
+                }
+                finished.increment()
+            }
+        }
+        #expect(unexpected.value.isEmpty, "\(unexpected.value.prefix(3))")
+        #expect(violations.value == 0, "sessions disposed twice or after their pools")
+        #expect(lookups.value == 0, "a lookup found a disposed scope")
+        #expect(container.openScopeCount == idle.count)
+        for scope in idle { scope.dispose() }
+        #expect(container.openScopeCount == 0)
+        container.dispose()
+        Container.reclaim()
+        #expect(live.count == 0, "\(live.count) of \(made.value) sessions outlived their scopes")
+        #expect(pool.disposalCount == 1)
+    }
+
     /// Runs `read` on `readers` threads and `write` on one more, over and over, for ``seconds``.
     func race(
         readers: Int, health: Health, read: @escaping @Sendable (inout Tally) -> Void,

@@ -32,6 +32,25 @@ static inline uintptr_t stimpak_fetch_add(uintptr_t *_Nonnull word, uintptr_t va
 static inline uintptr_t stimpak_fetch_sub(uintptr_t *_Nonnull word, uintptr_t value) {
     return __atomic_fetch_sub(word, value, __ATOMIC_SEQ_CST);
 }
+static inline uint32_t stimpak_exchange32(uint32_t *_Nonnull word, uint32_t value) {
+    return __atomic_exchange_n(word, value, __ATOMIC_ACQUIRE);
+}
+static inline void stimpak_store32(uint32_t *_Nonnull word, uint32_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+// Stores `desired` if the word holds `*expected` and returns 1; otherwise loads what it holds into `*expected`
+// and returns 0. Seq-cst either way.
+static inline int stimpak_compare_exchange(uintptr_t *_Nonnull word, uintptr_t *_Nonnull expected, uintptr_t desired) {
+    return __atomic_compare_exchange_n(word, expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+// The top of the stack of scopes disposed while their container's lock was busy, whose detachment waits for a
+// holder of that lock (Scope+DeferredDetach.swift): a scope's `Unmanaged` bits, 0 when the stack is empty.
+extern uintptr_t stimpak_detach_top;
+
+static inline uintptr_t *_Nonnull stimpak_detach_top_address(void) {
+    return &stimpak_detach_top;
+}
 
 // One thread's state on the resolve path, in thread-local storage so that finding it is a few
 // instructions: the read-section counter (odd while inside; other threads read it atomically when they
@@ -147,6 +166,12 @@ static inline __attribute__((always_inline)) void stimpak_mutex_lock(uint32_t *_
     uint32_t unlocked = 0;
     if (__atomic_compare_exchange_n(word, &unlocked, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
     stimpak_mutex_lock_contended(word);
+}
+
+// Takes the lock if it is free and returns 1; returns 0 at once if another thread holds it.
+static inline __attribute__((always_inline)) int stimpak_mutex_trylock(uint32_t *_Nonnull word) {
+    uint32_t unlocked = 0;
+    return __atomic_compare_exchange_n(word, &unlocked, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 // Inline, and still a barrier to reference counting: Swift's LLVM ARC pass moves a retain down past a plain load

@@ -79,6 +79,7 @@ public final class Container: Resolving, Sendable {
     /// #expect(weakSession == nil)
     /// ```
     public static func reclaim() {
+        DeferredDetach.detachAll()
         Reclamation.reclaimAll()
     }
 

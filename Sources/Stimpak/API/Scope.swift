@@ -12,15 +12,16 @@
 public final class Scope: Resolving, @unchecked Sendable {
     // `scopeKey`, `keyHash`, `parentReference` (until `deinit`), `registry` and `sequence` never change; every other `var` is guarded
     // by `registry.lock`, the one lock of the container, except `words`, which are written under it and read
-    // atomically by the lock-free path. The lock, not the runtime's exclusivity checks, keeps the accesses
-    // apart: `@exclusivity(unchecked)` saves a check per access on the locked path.
+    // atomically by the lock-free path, the state its disposal takes (marked "also guarded by `ownLock`"), and
+    // `nextDetached`. The locks, not the runtime's exclusivity checks, keep the accesses apart:
+    // `@exclusivity(unchecked)` saves a check per access on the locked path.
 
-    /// The storage of `disposedWord` and `tableWord`, in the scope object itself (a block of their own would cost
-    /// every scope a `malloc` and a `free`). Declared first, so that it is the first stored property, at the
-    /// address `_getUnsafePointerToStoredProperties` gives (`init` asserts it), as swift-atomics' `ManagedAtomic`
-    /// keeps its value. Swift code never reads or writes it after `init`: every access is atomic, through the
-    /// words. A scope outlives every use of its words, since whoever reads them holds the scope.
-    var words: (UInt, UInt) = (0, 0)
+    /// The storage of `disposedWord`, `tableWord` and `ownLock`'s word, in the scope object itself (a block of
+    /// their own would cost every scope a `malloc` and a `free`). Declared first, so that it is the first stored
+    /// property, at the address `_getUnsafePointerToStoredProperties` gives (`init` asserts it), as swift-atomics'
+    /// `ManagedAtomic` keeps its value. Swift code never reads or writes it after `init`: every access is atomic,
+    /// through the words. A scope outlives every use of its words, since whoever reads them holds the scope.
+    var words: (UInt, UInt, UInt) = (0, 0, 0)
 
     /// The key the scope was opened with; nil for the container's root scope.
     public var key: AnyHashable? { scopeKey?.erased }
@@ -37,6 +38,9 @@ public final class Scope: Resolving, @unchecked Sendable {
     let keyHash: Int
 
     /// The open children by their key's hash. So a scope is detached by identity, without comparing keys.
+    /// Also guarded by `ownLock`: changed with both held, read with either. A child disposed while the
+    /// container's lock was busy stays here, disposed, until the lock's next holder detaches it
+    /// (``DeferredDetach``): lookups skip disposed children.
     @exclusivity(unchecked) var children = ChildTable()
     /// The next open child in this one's bucket of its parent's ``ChildTable``.
     @exclusivity(unchecked) var nextInBucket: Scope?
@@ -46,16 +50,20 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// What this scope adds to the registrations, for itself and the scopes below: values put here with
     /// `provide` and registrations made with `register`, by the key they resolve under.
     @exclusivity(unchecked) var locals = [ServiceKey: Local]()
-    /// Cached instances with a disposal hook, in order of creation.
+    /// Cached instances with a disposal hook, in order of creation. Guarded by `ownLock` (with the container's
+    /// lock held too, except in a disposal that finds the container's lock busy).
     @exclusivity(unchecked) var disposals: [DisposalRecord] = []
     /// With ``Container/tracksInstances`` on: weak references to the instances cached here, kept after
     /// disposal for ``survivors``.
     @exclusivity(unchecked) var tracked: [TrackedInstance] = []
     /// How many disposals of children detached from this scope are still running their hooks (see
-    /// ``Scope/dispose()-3kxxz``): this scope's own hooks wait for them.
+    /// ``Scope/dispose()-3kxxz``): this scope's own hooks wait for them. Guarded by `ownLock`.
     @exclusivity(unchecked) var runningChildDisposals = 0
-    /// The disposal of this scope's subtree that waits for those, if any.
+    /// The disposal of this scope's subtree that waits for those, if any. Guarded by `ownLock`.
     @exclusivity(unchecked) var waitingDisposal: WaitingDisposal?
+    /// The scope below this one on ``DeferredDetach``'s stack (`Unmanaged` bits); written only before the push
+    /// that publishes this scope there, read only by the thread that took the stack.
+    @exclusivity(unchecked) var nextDetached: UInt = 0
 
     init(root registry: Registry) {
         self.scopeKey = nil
@@ -155,7 +163,7 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// The open children whose key has `hash`, except those in `compared`.
     private func uncompared(hash: Int, compared: Set<ObjectIdentifier>, _ locked: borrowing Locked) -> [Scope] {
-        children.all(hash: hash) { child in !compared.contains(ObjectIdentifier(child)) }
+        children.all(hash: hash) { child in !child.isDisposedValue && !compared.contains(ObjectIdentifier(child)) }
     }
 
     /// Opens a new child scope under a key made for it (see ``Resolving/openScope()``).
@@ -171,9 +179,13 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// disposed: then the child is born disposed).
     private func addChild(_ key: ScopeKey, hash: Int, _ locked: borrowing Locked) -> Scope {
         nextChildSequence += 1
-        let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
-        if !isDisposedValue { children.insert(child) }
-        return child
+        // Under this scope's own lock too: a disposal that finds the container's lock busy reads `children` and
+        // marks this scope disposed under it alone.
+        return ownLock.withLock {
+            let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
+            if !isDisposedValue { children.insert(child) }
+            return child
+        }
     }
 
     /// The open child scope with `key`, if any.
@@ -188,12 +200,18 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     /// The open children in opening order.
     func openChildrenInOrder(_ locked: borrowing Locked) -> [Scope] {
-        children.all.sorted { $0.sequence < $1.sequence }
+        childrenInOrder(includingDisposed: false, locked)
+    }
+
+    /// The children in opening order; `includingDisposed`, also those disposed that wait to be detached.
+    func childrenInOrder(includingDisposed: Bool, _ locked: borrowing Locked) -> [Scope] {
+        let children = includingDisposed ? children.all : children.all.filter { !$0.isDisposedValue }
+        return children.sorted { $0.sequence < $1.sequence }
     }
 
     /// The open child with `key`, whose hash is `hash`: a key that compares without user code.
     private func child(_ key: ScopeKey, hash: Int, _ locked: borrowing Locked) -> Scope? {
-        children.first(hash: hash) { $0.scopeKey == key }
+        children.first(hash: hash) { !$0.isDisposedValue && $0.scopeKey == key }
     }
 
     /// Puts an existing value into this scope, so that it resolves here and in the scopes below, and

@@ -193,6 +193,8 @@ extension Scope {
     /// With ``Container/tracksInstances`` on, the instances this scope (and those below it) cached that are
     /// still alive after it was disposed; empty before it is disposed, and when tracking is off.
     public var survivors: [Survivor] {
+        // A scope below disposed while the container's lock was busy shares its instances once detached.
+        DeferredDetach.detachAll()
         let tracked = registry.lock.withLock { _ in isDisposedValue ? self.tracked : [] }
         // What lock-free readers might have held is released first: only what something else keeps survives.
         if !tracked.isEmpty { Reclamation.reclaimAll() }

@@ -1,7 +1,7 @@
+import CStimpakAtomics
+
 #if canImport(os)
 import os
-#elseif os(Linux)
-import CStimpakAtomics
 #elseif canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -61,6 +61,18 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
         #endif
     }
 
+    /// Takes the lock if no thread holds it; returns false at once, without waiting, if one does.
+    @inline(__always)
+    func tryLock() -> Bool {
+        #if canImport(os)
+        os_unfair_lock_trylock(word)
+        #elseif os(Linux)
+        stimpak_mutex_trylock(word) != 0
+        #else
+        pthread_mutex_trylock(word) == 0
+        #endif
+    }
+
     @inline(__always)
     func unlock() {
         #if canImport(os)
@@ -72,6 +84,50 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
         precondition(err == 0, "pthread_mutex_unlock failed with error \(err)")
         #endif
     }
+
+    @inline(__always)
+    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
+    /// The lock word's address: which lock this is.
+    var identity: UnsafeRawPointer { UnsafeRawPointer(word) }
+}
+
+/// A lock on a 32-bit word inside an object that owns it (a ``Scope``'s own lock, in its words), so that the
+/// object allocates nothing for it: the futex mutex on Linux, `os_unfair_lock` on Apple platforms (one 32-bit
+/// word too), and elsewhere a test-and-set lock that yields while it waits. The owner keeps the object alive
+/// while the lock is used, and the word starts at 0.
+struct WordLock {
+    let word: UnsafeMutablePointer<UInt32>
+
+    @inline(__always)
+    func lock() {
+        #if canImport(os)
+        os_unfair_lock_lock(UnsafeMutableRawPointer(word).assumingMemoryBound(to: os_unfair_lock_s.self))
+        #elseif os(Linux)
+        stimpak_mutex_lock(word)
+        #else
+        while !tryLock() { sched_yield() }
+        #endif
+    }
+
+    @inline(__always)
+    func unlock() {
+        #if canImport(os)
+        os_unfair_lock_unlock(UnsafeMutableRawPointer(word).assumingMemoryBound(to: os_unfair_lock_s.self))
+        #elseif os(Linux)
+        stimpak_mutex_unlock(word)
+        #else
+        stimpak_store32(word, 0)
+        #endif
+    }
+
+    #if !canImport(os) && !os(Linux)
+    private func tryLock() -> Bool { stimpak_exchange32(word, 1) == 0 }
+    #endif
 
     @inline(__always)
     func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
@@ -112,12 +168,30 @@ struct ContainerLock: ~Copyable, Sendable {
         return Locked()
     }
 
-    /// Gives the lock back.
+    /// Takes the lock if no thread holds it; nil at once, without waiting, if one does.
+    @inline(__always)
+    func tryAcquire() -> Locked? {
+        lock.tryLock() ? Locked() : nil
+    }
+
+    /// Gives the lock back, having detached the scopes whose disposal left that to the lock's next holder, if
+    /// any wait (``DeferredDetach``).
     @inline(__always)
     func release(_ locked: consuming Locked) {
+        guard DeferredDetach.isEmpty else { return DeferredDetach.detachAndRelease(self, locked) }
         locked.end()
         lock.unlock()
     }
+
+    /// Gives the lock back and nothing else: for ``DeferredDetach``, which detached what waits.
+    @inline(__always)
+    func releaseOnly(_ locked: consuming Locked) {
+        locked.end()
+        lock.unlock()
+    }
+
+    /// The lock's word address: which container's lock this is.
+    var identity: UnsafeRawPointer { lock.identity }
 
     /// Runs `body` with the lock held.
     @inline(__always)

@@ -54,8 +54,7 @@ enum Reclamation {
             retire(garbage)
             return
         }
-        shared.lock.lock()
-        enqueue(garbage, registrations: registrations)
+        retireLater(garbage, registrations: registrations)
     }
 
     /// Releases `garbage` once no reader can still hold what it unpublished (see
@@ -66,8 +65,7 @@ enum Reclamation {
             _ = consume garbage
             return
         }
-        shared.lock.lock()
-        enqueue(garbage, registrations: [])
+        retireLater(garbage, registrations: [])
     }
 
     /// Whether nothing waits to be released and no registered thread is inside a read section, read without
@@ -80,7 +78,8 @@ enum Reclamation {
     /// a list that grows is published before the count that needs it, one that shrinks after the count.
     @inline(__always)
     private static func isQuiescent() -> Bool {
-        guard shared.words.advanced(by: Words.busy).load() == 0 else { return false }
+        let words = shared.words
+        guard words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() == 0 else { return false }
         return !isAnyReaderInside()
     }
 
@@ -122,11 +121,59 @@ enum Reclamation {
         static let scanners = 2
         /// 1 while bags wait or registrations are parked: the slow path collects them.
         static let busy = 3
+        /// The top of the stack of ``Incoming`` retires (its `Unmanaged` bits, retained), 0 when it is empty.
+        static let incoming = 4
+        /// How many retires are on that stack, or about to be pushed.
+        static let incomingCount = 5
+        /// How many garbage items and registrations were taken to release and are not yet dropped.
+        static let dropping = 6
+        static let total = 7
     }
 
-    /// ``retire(_:registrations:)`` past its common case. Call with the threads' lock held; returns with it
-    /// released.
+    /// ``retire(_:registrations:)`` past its common case: appends to the current bag under the threads' lock when
+    /// it is free, else pushes onto ``Words/incoming`` for the lock's next holder, so that a retire never waits
+    /// for a holder the scheduler preempted. Only when that stack holds `pendingLimit` retires (the holder has
+    /// been away that long) does it wait for the lock, which bounds memory.
     @inline(never)
+    private static func retireLater<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
+        if shared.lock.tryLock() {
+            enqueue(garbage, registrations: registrations)
+            return
+        }
+        let words = shared.words
+        let count = words.advanced(by: Words.incomingCount)
+        guard count.fetchAdd(1) < UInt(pendingLimit) else {
+            stimpak_fetch_sub(count.address, 1)
+            shared.lock.lock()
+            enqueue(garbage, registrations: registrations)
+            return
+        }
+        let node = Incoming(garbage: garbage, registrations: registrations)
+        let bits = UInt(bitPattern: Unmanaged.passRetained(node).toOpaque())
+        let top = words.advanced(by: Words.incoming).address
+        // A push onto a stack that is only ever emptied whole (`takeIncoming`): no ABA, the top read is only
+        // stored in the node being pushed, never dereferenced.
+        var below = stimpak_load(top)
+        repeat { node.below = below } while stimpak_compare_exchange(top, &below, bits) == 0
+    }
+
+    /// A retire that found the threads' lock taken, on the ``Words/incoming`` stack until the lock's next holder
+    /// takes it into the current bag (``State/takeIncoming()``).
+    private final class Incoming {
+        let garbage: Any
+        let registrations: [any Registration]
+        /// The retire below it on the stack (its `Unmanaged` bits, the reference the stack held), 0 at the bottom;
+        /// written only before the push that publishes this one.
+        var below: UInt = 0
+
+        init(garbage: Any, registrations: [any Registration]) {
+            self.garbage = garbage
+            self.registrations = registrations
+        }
+    }
+
+    /// Appends to the current bag and moves the grace periods on. Call with the threads' lock held; returns with
+    /// it released.
     private static func enqueue<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
         let state = shared.state
         state.pointee.current.append(garbage)
@@ -145,14 +192,16 @@ enum Reclamation {
     static func reclaimAll() {
         let own = stimpak_thread_get()
         let state = shared.state
+        let dropping = shared.words.advanced(by: Words.dropping)
         shared.lock.lock()
+        state.pointee.takeIncoming()
         let target = state.pointee.appended
         while true {
             let released = state.pointee.advance()
             // The oldest sealed bag can't be released here while it waits for this thread's own open section (a
             // key's `==` that called this).
             let isDone =
-                state.pointee.releasedCount >= target && state.pointee.dropping == 0
+                state.pointee.releasedCount >= target && dropping.load() == 0
                 || state.pointee.sealedWaitsOnlyFor(own)
             shared.lock.unlock()
             drop(consume released)
@@ -192,8 +241,7 @@ enum Reclamation {
         let count = released.count
         _ = consume released
         guard count > 0 else { return }
-        let state = shared.state
-        shared.lock.withLock { state.pointee.dropping -= count }
+        stimpak_fetch_sub(shared.words.advanced(by: Words.dropping).address, UInt(count))
     }
 
     /// The number of retires waiting (in the bags) at which a retiring writer waits for the readers they wait
@@ -210,7 +258,7 @@ enum Reclamation {
         var garbage: [Any] = []
         var registrations: [any Registration] = []
 
-        /// What ``State/dropping`` counts for it.
+        /// What ``Words/dropping`` counts for it.
         var count: Int { bags.count + garbage.count + registrations.count }
     }
 
@@ -237,7 +285,7 @@ enum Reclamation {
     private struct Shared: ~Copyable, @unchecked Sendable {  // `state` is guarded by `lock`; `words` are atomic
         let lock = Lock()
         let state = RawMemory.allocate(State.self, count: 1)
-        let words = AtomicWord.allocate(count: 4)
+        let words = AtomicWord.allocate(count: Words.total)
 
         init() {
             state.initialize(to: State(words: words))
@@ -270,8 +318,6 @@ enum Reclamation {
         /// How many retires were ever appended to a bag, and released: bags are released in order.
         var appended = 0
         var releasedCount = 0
-        /// How many garbage items and registrations were taken to release and are not yet dropped.
-        var dropping = 0
 
         init(words: AtomicWord) {
             self.words = words
@@ -304,6 +350,25 @@ enum Reclamation {
         /// The retires not released yet.
         mutating func pendingRetires() -> Int { appended - releasedCount }
 
+        /// Moves the retires pushed on ``Words/incoming`` into the current bag. What they hold was unpublished
+        /// before the push, so before this: the bag's seal covers it as it covers a retire appended directly.
+        mutating func takeIncoming() {
+            let top = words.advanced(by: Words.incoming).address
+            // Loaded first: an exchange would take the line from the readers' caches on every advance.
+            guard stimpak_load(top) != 0 else { return }
+            var bits = stimpak_exchange(top, 0)
+            var taken: UInt = 0
+            while let pointer = UnsafeRawPointer(bitPattern: bits) {
+                let node = Unmanaged<Incoming>.fromOpaque(pointer).takeRetainedValue()
+                bits = node.below
+                current.append(node.garbage)
+                if !node.registrations.isEmpty { currentRegistrations.append(contentsOf: node.registrations) }
+                taken += 1
+            }
+            appended += Int(taken)
+            stimpak_fetch_sub(words.advanced(by: Words.incomingCount).address, taken)
+        }
+
         /// Whether the oldest sealed bag waits for `own`'s open section and for no other thread.
         mutating func sealedWaitsOnlyFor(_ own: UnsafeMutablePointer<stimpak_thread_state>) -> Bool {
             guard head < sealed.count else { return false }
@@ -321,6 +386,7 @@ enum Reclamation {
         /// too when there are none. Takes the registrations of what it takes, and the parked ones, that are on no
         /// thread's resolution path; parks the others.
         mutating func advance() -> Released {
+            takeIncoming()
             var released = Released()
             var candidates: [any Registration] = []
             var end = head
@@ -373,7 +439,7 @@ enum Reclamation {
                     released.registrations = candidates
                 }
             }
-            dropping += released.count
+            if released.count > 0 { stimpak_fetch_add(words.advanced(by: Words.dropping).address, UInt(released.count)) }
             publishBusy()
             return released
         }

@@ -7,6 +7,13 @@ extension Scope {
     }
     /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0.
     @inlinable var tableWord: AtomicWord { disposedWord.advanced(by: 1) }
+    /// The lock of the state a disposal takes (`disposals`, `children`, `runningChildDisposals`,
+    /// `waitingDisposal`, and the disposed flag's change), in the third word: taken with the container's lock
+    /// held, or alone by a disposal that finds that lock busy, and never held while another scope's own lock is
+    /// taken, except a child's before its parent's.
+    var ownLock: WordLock {
+        WordLock(word: UnsafeMutableRawPointer(disposedWord.address + 2).assumingMemoryBound(to: UInt32.self))
+    }
 
     /// Sets the words through their atomic accessors, as every later access is (a plain store to a property
     /// that Swift code never reads again is one the optimizer may drop), after checking that `words` is where
@@ -17,10 +24,11 @@ extension Scope {
             "Scope.words must be the first stored property")
         disposedWord.storeRelaxed(isDisposed ? 1 : 0)
         tableWord.storeRelaxed(0)
+        disposedWord.advanced(by: 2).storeRelaxed(0)
     }
 
-    /// Whether the scope is disposed. Set with the lock held, and read there; `disposedWord` is what the
-    /// lock-free path reads.
+    /// Whether the scope is disposed. Set with `ownLock` held (and the container's, except in a disposal that
+    /// finds it busy); read anywhere, atomically: `disposedWord` is what the lock-free path reads.
     var isDisposedValue: Bool {
         get { disposedWord.loadRelaxed() != 0 }
         set { disposedWord.store(newValue ? 1 : 0) }

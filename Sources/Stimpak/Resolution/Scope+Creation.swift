@@ -323,8 +323,22 @@ extension Scope {
         _ record: DisposalRecord?, of resolver: ServiceResolver<Service, Args>,
         ending creation: @autoclosure () -> Creation?, _ locked: consuming Locked
     ) throws(ResolutionError) -> Locked {
-        guard !isDisposedValue else { throw refuseDisposedOwner(record, of: resolver, ending: creation(), locked) }
-        if let record { disposals.append(record) }
+        guard let record else {
+            // No hook to run: a disposal that marks this scope meanwhile, without the container's lock, leaves the
+            // instance to be released with the scope's table.
+            guard !isDisposedValue else { throw refuseDisposedOwner(nil, of: resolver, ending: creation(), locked) }
+            return locked
+        }
+        // Under this scope's own lock: a disposal that finds the container's lock busy takes the records under it
+        // alone, having marked the scope disposed.
+        let own = ownLock
+        own.lock()
+        guard !isDisposedValue else {
+            own.unlock()
+            throw refuseDisposedOwner(record, of: resolver, ending: creation(), locked)
+        }
+        disposals.append(record)
+        own.unlock()
         return locked
     }
 
@@ -427,9 +441,11 @@ extension Scope {
     /// Removes this scope's disposal record of `slot`'s instance: true when it was still here, false when a
     /// disposal of the scope took it (and disposes the instance itself).
     func takeDisposal(for slot: Slot, _ locked: borrowing Locked) -> Bool {
-        guard let index = disposals.lastIndex(where: { $0.slot === slot }) else { return false }
-        disposals.remove(at: index)
-        return true
+        ownLock.withLock {
+            guard let index = disposals.lastIndex(where: { $0.slot === slot }) else { return false }
+            disposals.remove(at: index)
+            return true
+        }
     }
 
     /// The instance `place`'s slot holds, `box`, published below its owner where `place` says; or, for a

@@ -15,21 +15,45 @@ extension Scope {
     /// reported. `await scope.dispose()` awaits them and reports them.
     ///
     /// The hooks have run when it returns; the memory the scopes held (the last references to their
-    /// instances) is released then too, unless another thread is inside a lock-free resolve at that moment:
-    /// then it is released by a later disposal or registration change, once that thread has moved on, or by
-    /// ``Container/reclaim()``.
+    /// instances) is released then too, unless another thread is inside a lock-free resolve at that moment, or
+    /// holds the container's lock: then it is released by a later disposal, registration change or use of
+    /// the container's lock, once that thread has moved on, or by ``Container/reclaim()``.
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() -> [DisposalFailure] {
+        guard let locked = registry.lock.tryAcquire() else { return disposeWhileLockIsBusy() }
+        return dispose(locked)
+    }
+
+    /// ``dispose()-3kxxz`` with the container's lock held.
+    @inline(__always)
+    private func dispose(_ locked: consuming Locked) -> [DisposalFailure] {
         var detached = Detached()
         var waiting: WaitingDisposal?
-        let detachment = detachSubtree(into: &detached, waiting: &waiting, deferringHooks: true)
+        let detachment = detachSubtree(into: &detached, waiting: &waiting, deferringHooks: true, locked)
         guard detachment.runsHooks else { return [] }
-        let failures = runSynchronousHooks(of: detached)
+        let failures = runSynchronousHooks(of: detached.records)
         // Released after their hooks and outside the lock (deinits may resolve), once no reader holds them.
         Reclamation.retire(consume detached)
         if detachment == .readyCounted, let parent { Self.finishDisposal(countedIn: parent) }
         return failures
+    }
+
+    /// ``dispose()-3kxxz`` when another thread holds the container's lock: a scope with no open child is
+    /// disposed under its own lock alone (``markDisposedAlone()``), without waiting for that thread; any other
+    /// waits for the lock.
+    @inline(never)
+    private func disposeWhileLockIsBusy() -> [DisposalFailure] {
+        switch markDisposedAlone() {
+        case .needsLock:
+            return dispose(registry.lock.acquire())
+        case .nothing:
+            return []
+        case .marked(let records):
+            let failures = runSynchronousHooks(of: records)
+            if !records.isEmpty, let parent { Self.finishDisposal(countedIn: parent) }
+            return failures
+        }
     }
 
     /// Disposes this scope and everything below it, awaiting the asynchronous hooks.
@@ -45,18 +69,43 @@ extension Scope {
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() async -> [DisposalFailure] {
+        guard let locked = registry.lock.tryAcquire() else {
+            switch markDisposedAlone() {
+            case .needsLock:
+                return await dispose(registry.lock.acquire())
+            case .nothing:
+                return []
+            case .marked(let records):
+                let failures = await runHooksAwaiting(records)
+                if !records.isEmpty, let parent { Self.finishDisposal(countedIn: parent) }
+                return failures
+            }
+        }
+        return await dispose(locked)
+    }
+
+    /// `dispose()-1w1wd` with the container's lock held.
+    private func dispose(_ locked: consuming Locked) async -> [DisposalFailure] {
         var detached = Detached()
         var waiting: WaitingDisposal?
-        let detachment = detachSubtree(into: &detached, waiting: &waiting, deferringHooks: false)
+        let detachment = detachSubtree(into: &detached, waiting: &waiting, deferringHooks: false, locked)
         if let waiting {
-            await waiting.wait(registry)
+            await waiting.wait()
         } else if !detachment.runsHooks {
             return []
         }
+        let failures = await runHooksAwaiting(detached.records)
+        Reclamation.retire(consume detached)
+        if detachment == .readyCounted || detachment == .waits, let parent { Self.finishDisposal(countedIn: parent) }
+        return failures
+    }
+
+    /// Runs `records`' hooks in order, awaiting the asynchronous ones; returns the failures.
+    private func runHooksAwaiting(_ records: [DisposalRecord]) async -> [DisposalFailure] {
         var failures: [DisposalFailure] = []
         let observed = registry.observedWord.loadRelaxed() != 0
         var events: [(ServiceKey, (any Error)?)] = []
-        for record in detached.records {
+        for record in records {
             do {
                 try await record.disposeAwaiting()
                 if observed { events.append((record.key, nil)) }
@@ -66,19 +115,17 @@ extension Scope {
             }
         }
         if observed { reportDisposals(events) }
-        Reclamation.retire(consume detached)
-        if detachment == .readyCounted || detachment == .waits, let parent { Self.finishDisposal(countedIn: parent) }
         return failures
     }
 
-    /// Runs the synchronous hooks of a detached subtree and starts its asynchronous ones; returns the failures.
+    /// Runs `records`' synchronous hooks and starts their asynchronous ones; returns the failures.
     @inline(__always)
-    private func runSynchronousHooks(of detached: borrowing Detached) -> [DisposalFailure] {
+    private func runSynchronousHooks(of records: [DisposalRecord]) -> [DisposalFailure] {
         var failures: [DisposalFailure] = []
         var later: [DisposalRecord] = []
         let observed = registry.observedWord.loadRelaxed() != 0
         var events: [(ServiceKey, (any Error)?)] = []
-        for record in detached.records {
+        for record in records {
             if record.isAsync {
                 later.append(record)
                 continue
@@ -105,7 +152,7 @@ extension Scope {
             case .run(let waiting):
                 // Hooks run for a `dispose()` that returned: their failures reach the observer only.
                 guard let (scope, detached) = waiting.takeDeferred() else { return }
-                _ = scope.runSynchronousHooks(of: detached)
+                _ = scope.runSynchronousHooks(of: detached.records)
                 Reclamation.retire(consume detached)
                 guard let parent = scope.parent else { return }
                 next = parent.childDisposalFinished()
@@ -118,14 +165,68 @@ extension Scope {
         }
     }
 
-    /// Counts a child's disposal as finished; returns what waited for the last one. Takes the lock.
+    /// Counts a child's disposal as finished; returns what waited for the last one. Takes this scope's own lock.
     private func childDisposalFinished() -> WaitingDisposal.Next {
-        registry.lock.withLock { locked in
+        let waiting: WaitingDisposal? = ownLock.withLock {
             runningChildDisposals -= 1
-            guard let waiting = waitingDisposal else { return .none }
+            let waiting = waitingDisposal
             if runningChildDisposals == 0 { waitingDisposal = nil }
-            return waiting.countDown(locked)
+            return waiting
         }
+        return waiting?.countDown() ?? .none
+    }
+
+    /// What ``markDisposedAlone()`` did.
+    private enum AloneDisposal {
+        /// Disposed already.
+        case nothing
+        /// This scope has open children or running child disposals, or is the root: its disposal takes the
+        /// container's lock.
+        case needsLock
+        /// Marked disposed, its hooks' records taken (newest first; when there are any, the parent counts this
+        /// disposal), and left for the container's lock's next holder to detach.
+        case marked([DisposalRecord])
+    }
+
+    /// Marks this scope disposed and takes its disposal records under its own lock alone, for a disposal that
+    /// finds the container's lock busy: what it needs is in the scope (its records, its children, its running
+    /// child disposals), guarded by its own lock, under which every path that adds a record or a child looks
+    /// at the disposed flag first. The rest of its state (its table, its values, its place among its parent's
+    /// children) is detached and released by the container's lock's next holder (``DeferredDetach``); until then
+    /// lookups skip it, and resolves in it fail, since it is disposed.
+    private func markDisposedAlone() -> AloneDisposal {
+        guard let parent else { return .needsLock }
+        let own = ownLock
+        own.lock()
+        guard !isDisposedValue else {
+            own.unlock()
+            return .nothing
+        }
+        guard children.isEmpty, runningChildDisposals == 0 else {
+            own.unlock()
+            return .needsLock
+        }
+        isDisposedValue = true
+        let records = disposals.reversed() as [DisposalRecord]
+        disposals = []
+        // Counted before this scope's lock is released: the parent's disposal reads its count after marking
+        // this scope disposed under that lock, so it finds this one marked, or counted.
+        if !records.isEmpty { parent.ownLock.withLock { parent.runningChildDisposals += 1 } }
+        own.unlock()
+        DeferredDetach.push(self)
+        // The holder may be gone already: then the detachment is this thread's, at once.
+        if let locked = registry.lock.tryAcquire() { registry.lock.release(locked) }
+        return .marked(records)
+    }
+
+    /// Detaches this scope, which ``markDisposedAlone()`` disposed, moving what it held into `detached`. Call
+    /// with the container's lock held.
+    func detachMarked(into detached: inout Detached, _ locked: borrowing Locked) {
+        if let parent { parent.ownLock.withLock { parent.children.remove(self) } }
+        nextInBucket = nil
+        var waiting: WaitingDisposal?
+        _ = detach(into: &detached, waiting: &waiting, locked)
+        if !tracked.isEmpty { shareTrackedInstancesWithParent(locked) }
     }
 
     /// What ``detachSubtree(into:waiting:deferringHooks:)`` left the caller to do.
@@ -144,36 +245,36 @@ extension Scope {
     }
 
     /// Marks the subtree disposed, unpublishes and takes its state into `detached`, to retire once its hooks
-    /// ran. Its hooks wait when a scope of the subtree has a child disposal running on another thread: then,
-    /// `deferringHooks`, the state moves into a ``WaitingDisposal`` whose last awaited disposal runs them;
-    /// otherwise `waiting` is set, for the caller to await. In line, so that a synchronous disposal's
-    /// `waiting`, never set, costs nothing.
+    /// ran, and releases the lock. Its hooks wait when a scope of the subtree has a child disposal running on
+    /// another thread: then, `deferringHooks`, the state moves into a ``WaitingDisposal`` whose last awaited
+    /// disposal runs them; otherwise `waiting` is set, for the caller to await. In line, so that a synchronous
+    /// disposal's `waiting`, never set, costs nothing.
     @inline(__always)
     private func detachSubtree(
-        into detached: inout Detached, waiting: inout WaitingDisposal?, deferringHooks: Bool
+        into detached: inout Detached, waiting: inout WaitingDisposal?, deferringHooks: Bool, _ locked: consuming Locked
     ) -> Detachment {
-        let locked = registry.lock.acquire()
+        // Under its own lock: a disposal that finds the container's lock busy marks a scope there alone.
+        let own = ownLock
+        own.lock()
         guard !isDisposedValue else {
+            own.unlock()
             registry.lock.release(locked)
             return .nothing
         }
-        // Unlinked first: `remove` walks the bucket chain that `detach` clears.
-        parent?.children.remove(self)
-        var running = runningChildDisposals
-        var waitingScopes: [Scope]?
+        isDisposedValue = true
+        own.unlock()
+        var made: WaitingDisposal?
+        var running = 0
         if children.isEmpty {
-            detach(into: &detached, locked)
-            if running > 0 { waitingScopes = [self] }
+            running = detach(into: &detached, waiting: &made, locked)
         } else {
-            running = 0
-            for scope in subtreeDeepestFirst(locked) {
-                scope.detach(into: &detached, locked)
+            // Disposed children too: detached under their own locks, each after a disposal that marked it without
+            // the container's lock has counted itself in its parent, or before it marks the child.
+            for scope in subtreeDeepestFirst(includingDisposed: true, locked) {
+                running += scope.detach(into: &detached, waiting: &made, locked)
+                if scope !== self { scope.nextInBucket = nil }
                 // This scope's leak check (``survivors``) covers the scopes below it.
                 if scope !== self, !scope.tracked.isEmpty { tracked.append(contentsOf: scope.tracked) }
-                if scope.runningChildDisposals > 0 {
-                    running += scope.runningChildDisposals
-                    waitingScopes = (waitingScopes ?? []) + [scope]
-                }
             }
         }
         if parent == nil {
@@ -183,20 +284,30 @@ extension Scope {
         }
         if !tracked.isEmpty { shareTrackedInstancesWithParent(locked) }
         // A disposal with no hook to run and none to wait for orders nothing: the parent does not count it.
-        guard !detached.records.isEmpty || running > 0 else {
+        let isCounted = !detached.records.isEmpty || running > 0
+        // Unlinked and counted at once, under the parent's own lock: a parent disposed without the container's
+        // lock (``markDisposedAlone()``) finds this child among its children, or counted.
+        if let parent {
+            parent.ownLock.withLock {
+                parent.children.remove(self)
+                if isCounted { parent.runningChildDisposals += 1 }
+            }
+        }
+        nextInBucket = nil
+        guard isCounted else {
             registry.lock.release(locked)
             return detached.holdsAnything ? .ready : .nothing
         }
-        if let parent { parent.runningChildDisposals += 1 }
-        guard let waitingScopes else {
+        guard let made else {
             registry.lock.release(locked)
             return parent == nil ? .ready : .readyCounted
         }
-        let made = WaitingDisposal(remaining: running)
-        for scope in waitingScopes { scope.waitingDisposal = made }
         if deferringHooks {
-            made.deferred = (self, detached)
-            made.next = .run(made)
+            guard made.defer(self, detached) else {
+                // Every disposal it waited for finished meanwhile: the hooks are this thread's.
+                registry.lock.release(locked)
+                return parent == nil ? .ready : .readyCounted
+            }
             detached = Detached()
         } else {
             waiting = made
@@ -220,14 +331,28 @@ extension Scope {
         }
     }
 
-    /// Marks this scope disposed, unpublishes its instances and moves its state into `detached`.
-    private func detach(into detached: inout Detached, _ locked: borrowing Locked) {
+    /// Marks this scope disposed, unpublishes its instances and moves its state into `detached`; returns how
+    /// many of its children's disposals are still running, which the subtree's disposal waits for (`waiting`,
+    /// made by the first scope with any, counts them).
+    private func detach(into detached: inout Detached, waiting: inout WaitingDisposal?, _ locked: borrowing Locked) -> Int {
+        let own = ownLock
+        own.lock()
         isDisposedValue = true
-        tableWord.publish(nil)
         if !disposals.isEmpty {
             detached.records.append(contentsOf: disposals.reversed())
             disposals = []
         }
+        // Read and attached under the lock that a finishing child disposal counts down under.
+        let running = runningChildDisposals
+        if running > 0 {
+            let made = waiting ?? WaitingDisposal()
+            made.add(running)
+            waitingDisposal = made
+            waiting = made
+        }
+        children = ChildTable()
+        own.unlock()
+        tableWord.publish(nil)
         if let table {
             if detached.table == nil { detached.table = table } else { detached.objects.append(table) }
             self.table = nil
@@ -236,8 +361,7 @@ extension Scope {
             if detached.locals.isEmpty { detached.locals = locals } else { detached.moreLocals.append(locals) }
             locals = [ServiceKey: Local]()
         }
-        children = ChildTable()
-        nextInBucket = nil
+        return running
     }
 
     /// Makes the open parent's leak check (``survivors``) cover this disposed scope's instances too, since the
@@ -255,13 +379,15 @@ extension Scope {
         }
     }
 
-    /// Every scope of this subtree, each after all its descendants. Iterative, so depth costs no stack.
-    func subtreeDeepestFirst(_ locked: borrowing Locked) -> [Scope] {
+    /// Every scope of this subtree, each after all its descendants; `includingDisposed`, also the children
+    /// disposed that wait to be detached (``DeferredDetach``), as a disposal of the subtree takes them.
+    /// Iterative, so depth costs no stack.
+    func subtreeDeepestFirst(includingDisposed: Bool = false, _ locked: borrowing Locked) -> [Scope] {
         var preorder: [Scope] = []
         var stack: [Scope] = [self]
         while let scope = stack.popLast() {
             preorder.append(scope)
-            stack.append(contentsOf: scope.openChildrenInOrder(locked).reversed())
+            stack.append(contentsOf: scope.childrenInOrder(includingDisposed: includingDisposed, locked).reversed())
         }
         return preorder.reversed()
     }
@@ -269,7 +395,7 @@ extension Scope {
 
 /// A subtree's disposal whose hooks wait for child disposals that other threads are running: the last of
 /// those runs the hooks (a synchronous `dispose()`, which returned) or resumes the task awaiting them.
-final class WaitingDisposal: @unchecked Sendable {  // every property is guarded by the registry's lock
+final class WaitingDisposal: @unchecked Sendable {  // every property is guarded by `lock`
     enum Next {
         case none
         /// Run the deferred subtree's hooks (``deferred``) on the finishing thread.
@@ -280,36 +406,51 @@ final class WaitingDisposal: @unchecked Sendable {  // every property is guarded
         case done
     }
 
+    /// Its own lock: the scopes it waits under count down under their own locks.
+    private let lock = Lock()
     /// The child disposals still running.
-    var remaining: Int
-    var next = Next.none
+    private var remaining = 0
+    private var next = Next.none
     /// The subtree of a synchronous `dispose()` that returned, and its scope (whose parent counts it): for the
     /// finishing thread.
-    var deferred: (Scope, Scope.Detached)?
+    private var deferred: (Scope, Scope.Detached)?
 
-    init(remaining: Int) {
-        self.remaining = remaining
+    /// Counts `count` more running child disposals: a scope of the subtree has that many.
+    func add(_ count: Int) {
+        lock.withLock { remaining += count }
     }
 
-    /// Takes the deferred subtree: for the one thread that ``countDown(_:)`` told to run it (the lock ordered
-    /// that after the subtree was stored), without the lock.
+    /// Leaves the subtree's hooks to the last child disposal to finish; false, leaving nothing, when every one
+    /// has finished already.
+    func `defer`(_ scope: Scope, _ detached: Scope.Detached) -> Bool {
+        lock.withLock {
+            guard remaining > 0 else { return false }
+            deferred = (scope, detached)
+            next = .run(self)
+            return true
+        }
+    }
+
+    /// Takes the deferred subtree: for the one thread that ``countDown()`` told to run it.
     func takeDeferred() -> (Scope, Scope.Detached)? {
-        deferred.take()
+        lock.withLock { deferred.take() }
     }
 
     /// Counts one finished; returns what to do when it was the last.
-    func countDown(_ locked: borrowing Locked) -> Next {
-        remaining -= 1
-        guard remaining == 0 else { return .none }
-        let taken = next
-        next = .done
-        return taken
+    func countDown() -> Next {
+        lock.withLock {
+            remaining -= 1
+            guard remaining == 0 else { return .none }
+            let taken = next
+            next = .done
+            return taken
+        }
     }
 
     /// Suspends until every child disposal it waits for has finished.
-    func wait(_ registry: Registry) async {
+    func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isDone = registry.lock.withLock { _ in
+            let isDone = lock.withLock {
                 guard remaining != 0 else { return true }
                 next = .resume(continuation)
                 return false
