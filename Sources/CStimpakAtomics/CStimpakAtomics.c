@@ -10,7 +10,7 @@
 #endif
 #include "CStimpakAtomics.h"
 
-uintptr_t stimpak_detach_top = 0;
+uintptr_t stimpak_detach_words[2] = {0, 0};
 
 // The counter starts odd: not registered (see `stimpak_section_enter`).
 STIMPAK_THREAD_LOCAL stimpak_thread_state stimpak_thread __attribute__((aligned(64))) = {.section = 1};

@@ -44,12 +44,13 @@ static inline int stimpak_compare_exchange(uintptr_t *_Nonnull word, uintptr_t *
     return __atomic_compare_exchange_n(word, expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
-// The top of the stack of scopes disposed while their container's lock was busy, whose detachment waits for a
-// holder of that lock (Scope+DeferredDetach.swift): a scope's `Unmanaged` bits, 0 when the stack is empty.
-extern uintptr_t stimpak_detach_top;
+// The stack of scopes disposed while their container's lock was busy, whose detachment waits for a holder of
+// that lock (DeferredDetach.swift): its top (a scope's `Unmanaged` bits, 0 when the stack is empty), then how
+// many threads are detaching scopes they took from it.
+extern uintptr_t stimpak_detach_words[2];
 
-static inline uintptr_t *_Nonnull stimpak_detach_top_address(void) {
-    return &stimpak_detach_top;
+static inline uintptr_t *_Nonnull stimpak_detach_words_address(void) {
+    return stimpak_detach_words;
 }
 
 // One thread's state on the resolve path, in thread-local storage so that finding it is a few

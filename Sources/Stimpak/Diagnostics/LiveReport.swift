@@ -194,7 +194,7 @@ extension Scope {
     /// still alive after it was disposed; empty before it is disposed, and when tracking is off.
     public var survivors: [Survivor] {
         // A scope below disposed while the container's lock was busy shares its instances once detached.
-        DeferredDetach.detachAll()
+        DeferredDetach.detachAll(waitingFor: registry)
         let tracked = registry.lock.withLock { _ in isDisposedValue ? self.tracked : [] }
         // What lock-free readers might have held is released first: only what something else keeps survives.
         if !tracked.isEmpty { Reclamation.reclaimAll() }

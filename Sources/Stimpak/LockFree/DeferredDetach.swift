@@ -1,5 +1,13 @@
 import CStimpakAtomics
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
 // Scopes disposed while their container's lock was busy, waiting to be detached by a holder of that lock.
 //
 // A disposal that finds the container's lock held by another thread (which the scheduler may have preempted) does
@@ -19,7 +27,9 @@ import CStimpakAtomics
 
 /// The scopes whose detachment waits for a holder of their container's lock.
 enum DeferredDetach {
-    private static var top: UnsafeMutablePointer<UInt> { stimpak_detach_top_address() }
+    private static var top: UnsafeMutablePointer<UInt> { stimpak_detach_words_address() }
+    /// How many threads are detaching (or pushing back) scopes they took: ``detachAll()`` waits for them.
+    private static var detaching: UnsafeMutablePointer<UInt> { stimpak_detach_words_address() + 1 }
 
     /// Whether no scope waits: a relaxed load, on every release of a container's lock. A scope pushed just
     /// after it is seen by a later release, or detached by the thread that pushed it.
@@ -33,8 +43,9 @@ enum DeferredDetach {
         repeat { scope.nextDetached = below } while stimpak_compare_exchange(top, &below, bits) == 0
     }
 
-    /// Takes every waiting scope.
+    /// Takes every waiting scope, counted in ``detaching`` until the caller calls ``finished()``.
     private static func takeAll() -> [Scope] {
+        stimpak_fetch_add(detaching, 1)
         var bits = stimpak_exchange(top, 0)
         var scopes: [Scope] = []
         while let pointer = UnsafeRawPointer(bitPattern: bits) {
@@ -43,6 +54,11 @@ enum DeferredDetach {
             scopes.append(scope)
         }
         return scopes
+    }
+
+    /// Ends what ``takeAll()`` counted: what it took is detached and retired, or back on the stack.
+    private static func finished() {
+        stimpak_fetch_sub(detaching, 1)
     }
 
     /// Detaches the waiting scopes of `lock`'s container, then releases the lock and retires what they held;
@@ -69,18 +85,35 @@ enum DeferredDetach {
         }
         // Outside every lock: deinits may resolve.
         if detached.holdsAnything { Reclamation.retire(consume detached) }
+        finished()
     }
 
-    /// Detaches every waiting scope, taking each one's container's lock (waiting for it): for
-    /// ``Container/reclaim()``. Call without any container's lock.
-    static func detachAll() {
-        guard !isEmpty else { return }
-        var detached = Scope.Detached()
-        for scope in takeAll() {
-            let locked = scope.registry.lock.acquire()
-            scope.detachMarked(into: &detached, locked)
-            scope.registry.lock.releaseOnly(locked)
+    /// Detaches every waiting scope whose container's lock is free, once no other thread is detaching what it
+    /// took: for ``Container/reclaim()``. A scope whose container's lock is held is left to that lock's holder,
+    /// which detaches it as it releases the lock: waiting for it here could wait on a thread that waits for this
+    /// one (a key's `hash` runs under the lock). Except `registry`'s, for a leak check of its scopes
+    /// (``Scope/survivors``), whose lock it waits for. Call without any container's lock.
+    static func detachAll(waitingFor registry: Registry? = nil) {
+        var busy: [Scope] = []
+        while !isEmpty || stimpak_load(detaching) != 0 {
+            var detached = Scope.Detached()
+            let scopes = takeAll()
+            for scope in scopes {
+                if scope.registry === registry {
+                    let locked = scope.registry.lock.acquire()
+                    scope.detachMarked(into: &detached, locked)
+                    scope.registry.lock.releaseOnly(locked)
+                } else if let locked = scope.registry.lock.tryAcquire() {
+                    scope.detachMarked(into: &detached, locked)
+                    scope.registry.lock.releaseOnly(locked)
+                } else {
+                    busy.append(scope)
+                }
+            }
+            if detached.holdsAnything { Reclamation.retire(consume detached) }
+            finished()
+            if scopes.isEmpty { sched_yield() }
         }
-        if detached.holdsAnything { Reclamation.retire(consume detached) }
+        for scope in busy { push(scope) }
     }
 }
