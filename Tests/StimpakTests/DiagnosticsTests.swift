@@ -120,6 +120,34 @@ import Stimpak
         #expect(container.root.report().instances.isEmpty, "nothing made in the container itself")
     }
 
+    /// The copy reads each registration's settings, which `register` and its refinements write under this
+    /// container's lock: run under the thread sanitizer, a copy that read them under its own lock only is a race.
+    @Test("validateByResolving copies registrations while another thread registers over them and refines them")
+    func byResolvingWhileAThreadRegistersOver() async {
+        let container = Container()
+        container.register(Session.self) { Session() }
+        let request = container.openScope("request")
+        let stop = Signal()
+        let stopped = Signal()
+        detach {
+            while !stop.wait(seconds: 0) {
+                container.register(Feed.self, reuse: .singleton, ifAlreadyRegistered: .replace) { Feed() }
+                    .onDispose { _ in }
+                    .dependsOn(Session.self)
+                request.register(Remote.self, ifAlreadyRegistered: .replace) { Remote() }
+                    .onDispose { _ in }
+                    .dependsOn(Session.self)
+            }
+            stopped.fire()
+        }
+        for _ in 0..<200 {
+            let report = await container.validateByResolving()
+            #expect(report.problems.isEmpty, "\(report)")
+        }
+        stop.fire()
+        #expect(stopped.wait())
+    }
+
     @Test("validateByResolving keeps a failure of another kind for a service that validate() reported")
     func byResolvingKeepsAnotherProblemOfTheSameService() async {
         let container = Container()

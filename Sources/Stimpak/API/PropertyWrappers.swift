@@ -56,9 +56,10 @@ extension Injected: Sendable where Service: Sendable {}
 /// When threads make the first access at once, each may resolve, and all get the first instance kept.
 @propertyWrapper
 public struct LazyInjected<Service> {
-    private let lazy: Lazy<Service>
-    private let fileID: String
-    private let line: Int
+    /// The instance: resolved on first access, then the same one.
+    public var wrappedValue: Service { injection.value }
+
+    private let injection: DeferredInjection<Lazy<Service>>
 
     /// Remembers the current scope and `key`; resolves on first access.
     /// - Parameters:
@@ -66,9 +67,7 @@ public struct LazyInjected<Service> {
     ///   - fileID: The declaration's file, for the message.
     ///   - line: The declaration's line.
     public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
-        lazy = Lazy(scope: Scope.currentIfAny, key: key)
-        self.fileID = fileID
-        self.line = line
+        injection = DeferredInjection(key: key, fileID: fileID, line: line)
     }
 
     /// Remembers the current scope and `key` (DICE's `@Injected("tag")`); resolves on first access.
@@ -78,15 +77,6 @@ public struct LazyInjected<Service> {
     ///   - line: The declaration's line.
     public init(_ key: AnyHashable, fileID: String = #fileID, line: Int = #line) {
         self.init(key: key, fileID: fileID, line: line)
-    }
-
-    /// The instance: resolved on first access, then the same one.
-    public var wrappedValue: Service {
-        do throws(ResolutionError) {
-            return try lazy.value
-        } catch {
-            Injection.stop(error, fileID: fileID, line: line)
-        }
     }
 }
 
@@ -106,9 +96,10 @@ extension LazyInjected: Sendable where Service: Sendable {}
 /// weakly: it is nil once the instance has been released.
 @propertyWrapper
 public struct WeakInjected<Service> {
-    private let reference: WeakReference<Service>
-    private let fileID: String
-    private let line: Int
+    /// The instance, resolved on first access; nil once it has been released.
+    public var wrappedValue: Service? { injection.value }
+
+    private let injection: DeferredInjection<WeakReference<Service>>
 
     /// Remembers the current scope and `key`; resolves on first access.
     /// - Parameters:
@@ -116,18 +107,7 @@ public struct WeakInjected<Service> {
     ///   - fileID: The declaration's file, for the message.
     ///   - line: The declaration's line.
     public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
-        reference = WeakReference(scope: Scope.currentIfAny, key: key)
-        self.fileID = fileID
-        self.line = line
-    }
-
-    /// The instance, resolved on first access; nil once it has been released.
-    public var wrappedValue: Service? {
-        do throws(ResolutionError) {
-            return try reference.value
-        } catch {
-            Injection.stop(error, fileID: fileID, line: line)
-        }
+        injection = DeferredInjection(key: key, fileID: fileID, line: line)
     }
 }
 
@@ -166,6 +146,42 @@ public struct OptionalInjected<Service> {
 }
 
 extension OptionalInjected: Sendable where Service: Sendable {}
+
+/// A reference that a property wrapper resolves on its first access: ``Lazy`` or ``WeakReference``.
+protocol DeferredReference {
+    associatedtype Value
+    /// A reference that resolves from `scope`, or from the scope current at the first access when nil.
+    init(scope: Scope?, key: AnyHashable?)
+    var value: Value { get throws(ResolutionError) }
+}
+
+extension Lazy: DeferredReference {}
+extension WeakReference: DeferredReference {}
+
+/// What ``LazyInjected`` and ``WeakInjected`` keep: a reference made with the scope current when the owner is
+/// made, and the declaration that a failed resolve names when it stops the program.
+struct DeferredInjection<Reference: DeferredReference> {
+    private let reference: Reference
+    private let fileID: String
+    private let line: Int
+
+    init(key: AnyHashable?, fileID: String, line: Int) {
+        reference = Reference(scope: Scope.currentIfAny, key: key)
+        self.fileID = fileID
+        self.line = line
+    }
+
+    /// The reference's value, resolved on first access, or the program stops with the reason.
+    var value: Reference.Value {
+        do throws(ResolutionError) {
+            return try reference.value
+        } catch {
+            Injection.stop(error, fileID: fileID, line: line)
+        }
+    }
+}
+
+extension DeferredInjection: Sendable where Reference: Sendable {}
 
 /// What the property wrappers share.
 enum Injection {

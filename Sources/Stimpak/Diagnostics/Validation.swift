@@ -33,13 +33,15 @@ extension Container {
         var report = validate()
         // Its keys are this container's: interned once, for both.
         let copy = Container(registry: Registry(defaultReuse: defaultReuse, waitLimit: waitLimit, keysOf: registry))
-        let (registrations, scopes, decorators) = registry.lock.withLock { locked in
+        // Read under this container's lock, installed under the copy's: never both locks at once.
+        let (registrations, copies, scopes, decorators) = registry.lock.withLock { locked in
             let registrations = registry.entries.values.compactMap(\.registration).sorted { $0.index < $1.index }
-            return (registrations, root.copyOfOpenScopes(locked), registry.decorators)
+            let copies = registrations.map { $0.copy(locked) }
+            return (registrations, copies, root.copyOfOpenScopes(locked), registry.decorators)
         }
         copy.registry.change { locked in
-            for registration in registrations {
-                let duplicate = registration.duplicate(in: copy.registry, index: copy.registry.makeIndex(locked), locked)
+            for copied in copies {
+                let duplicate = copied.register(in: copy.registry, index: copy.registry.makeIndex(locked), locked)
                 copy.registry.entries[duplicate.serviceKey, default: Registry.Entry()].registration = duplicate
             }
             copy.registry.decorators = decorators
@@ -123,8 +125,14 @@ public struct ValidationReport: Error, Sendable, CustomStringConvertible {
 /// A copy of an open scope's key, `provide`d values and registrations, in a list of copies where its parent
 /// comes before it.
 struct ScopeCopy {
+    /// A `provide`d value, as it is, or a registration's settings, read under the original container's lock.
+    enum LocalCopy {
+        case value(Any)
+        case registration(any RegistrationCopy)
+    }
+
     let key: AnyHashable
-    let locals: [ServiceKey: Local]
+    let locals: [ServiceKey: LocalCopy]
     /// The parent's place in the list; nil for a child of the root.
     let parent: Int?
 

@@ -1,16 +1,17 @@
 /// An `async` creation of a reused instance under way: the tasks awaiting it (suspended, no blocked thread),
 /// and what its creator waits for, to see a cycle across tasks before it deadlocks.
 final class AsyncCreation: @unchecked Sendable {
-    // `box`, `callbackContext`, `failure` and `suspended` are guarded by the container's lock; `waitingOn`,
-    // `awaitingCallback`, `deferredUntilMade` and `hasTakenCallbacks` by `AsyncCreation.waitLock`; `serviceKey`
-    // never changes.
+    // `box`, `callbackContext`, `failure`, `suspended` and `isFinished` are guarded by the lock of the container
+    // whose slot the creation fills; so are `awaitingCallback` and `deferredUntilMade` until the creation
+    // finishes, and from then on they are its creator's alone (``takeCallbacks()``). `waitingOn` is guarded by
+    // `AsyncCreation.waitLock`; `serviceKey` never changes.
     /// The service being made.
     let serviceKey: ServiceKey
     /// The tasks awaiting the creation, made by the first of them: most creations have none, and the object and
     /// its lock are two allocations.
     private var suspended: SuspendedTasks?
     /// Whether the creation has finished: a task that finds it by another way than its slot (a `.graph`
-    /// chain's claim) then waits for nothing.
+    /// chain's claim) then waits for nothing, and a callback is no longer kept (``deferUntilMade(_:_:)``).
     private var isFinished = false
     /// The instance, while its `resolved` callback runs on `callbackContext`'s thread.
     var box: AnyObject?
@@ -26,11 +27,8 @@ final class AsyncCreation: @unchecked Sendable {
     /// The `resolved` callbacks of instances this creation's chain made meanwhile that need this instance: run
     /// once it is made (``takeCallbacks()``), dropped when it fails.
     private var deferredUntilMade: [AwaitingCallback] = []
-    /// Whether the callbacks were taken: a callback that comes later finds the instance made, or never made.
-    private var hasTakenCallbacks = false
 
-    /// Guards every creation's `waitingOn` (the wait-for graph between tasks) and the `resolved` callbacks it
-    /// keeps (see ``AwaitingCallback``).
+    /// Guards every creation's `waitingOn`: the wait-for graph between tasks, which spans containers.
     private static let waitLock = Lock()
 
     init(serviceKey: ServiceKey) {
@@ -48,7 +46,8 @@ final class AsyncCreation: @unchecked Sendable {
     }
 
     /// Ends the creation, with the error it failed with, if it did, and returns its waiters, whom the caller
-    /// wakes (``SuspendedTasks/finish()``) once the lock is released.
+    /// wakes (``SuspendedTasks/finish()``) once the lock is released. From then on no callback is kept, and
+    /// those kept are the creator's (``takeCallbacks()``).
     func finish(failing failure: (any Error)?, _ locked: borrowing Locked) -> SuspendedTasks? {
         self.failure = failure
         box = nil
@@ -86,29 +85,26 @@ final class AsyncCreation: @unchecked Sendable {
         }
     }
 
-    /// Keeps `callback` to run once the instance is made; false when the creation has ended (made, or failed).
-    func deferUntilMade(_ callback: AwaitingCallback) -> Bool {
-        Self.waitLock.withLock {
-            guard !hasTakenCallbacks else { return false }
-            deferredUntilMade.append(callback)
-            return true
-        }
+    /// Keeps `callback` to run once the instance is made; false when the creation has finished (made, or
+    /// failed): the callback then finds the instance made, or never made.
+    func deferUntilMade(_ callback: AwaitingCallback, _ locked: borrowing Locked) -> Bool {
+        guard !isFinished else { return false }
+        deferredUntilMade.append(callback)
+        return true
     }
 
     /// Keeps the instance's own `resolved` callback, which waits for an instance only an `await` can get, for the
-    /// task that made the instance (``takeCallbacks()``).
-    func keepAwaiting(_ callback: AwaitingCallback) {
-        Self.waitLock.withLock { awaitingCallback = callback }
+    /// task that made the instance (``takeCallbacks()``). Call before the creation finishes.
+    func keepAwaiting(_ callback: AwaitingCallback, _ locked: borrowing Locked) {
+        awaitingCallback = callback
     }
 
-    /// Takes the callbacks deferred until the instance is made, in the order they were deferred, and the
-    /// instance's own awaiting callback: the creation has ended.
-    func takeCallbacks() -> (deferred: [AwaitingCallback], awaiting: AwaitingCallback?) {
-        Self.waitLock.withLock {
-            hasTakenCallbacks = true
-            defer { (deferredUntilMade, awaitingCallback) = ([], nil) }
-            return (deferredUntilMade, awaitingCallback)
-        }
+    /// Takes the callbacks deferred until the instance is made, in the order they were deferred, then the
+    /// instance's own awaiting callback. Call without the lock, from the task that made the creation, once it has
+    /// finished (``finish(failing:_:)``, under the lock): no one else reads or writes them from then on.
+    func takeCallbacks() -> [AwaitingCallback] {
+        defer { (deferredUntilMade, awaitingCallback) = ([], nil) }
+        return deferredUntilMade + (awaitingCallback.map { [$0] } ?? [])
     }
 
     /// Ends what ``startWaiting(for:from:)`` recorded.

@@ -43,10 +43,18 @@ final class AsyncNode: Sendable {
         chain.compactMap(\.creation)
     }
 
-    /// The creation of a reused instance of `service` that this chain is making, if any (not a `.graph` one: a
-    /// synchronous resolve never finds those).
-    func creation(of service: ServiceKey) -> AsyncCreation? {
-        chain.first { $0.creation?.serviceKey == service && $0.registration.reuse.kind != .graph }?.creation
+    /// Keeps `callback` in this chain's creation of a reused instance of `service` (not a `.graph` one: a
+    /// synchronous resolve never finds those), to run once it is made: false when the chain makes none, or that
+    /// creation has finished. Takes the lock of the container whose slot the creation fills.
+    func deferUntilMade(_ callback: AwaitingCallback, needing service: ServiceKey) -> Bool {
+        guard
+            let maker = chain.first(where: {
+                $0.creation?.serviceKey == service && $0.registration.reuse.kind != .graph
+            }),
+            let creation = maker.creation
+        else { return false }
+        // The slot is in the scope its factory runs for.
+        return maker.scope.registry.lock.withLock { locked in creation.deferUntilMade(callback, locked) }
     }
 
     /// The service keys on the path, outermost first.

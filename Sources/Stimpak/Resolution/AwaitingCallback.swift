@@ -33,7 +33,7 @@ final class AwaitingCallback: @unchecked Sendable {
         var needed = self.needed
         var awaited: [ServiceKey] = []
         while true {
-            if let creation = AsyncNode.current?.creation(of: needed), creation.deferUntilMade(self) { return }
+            if AsyncNode.current?.deferUntilMade(self, needing: needed) == true { return }
             try await scope.awaitInstance(needed)
             awaited.append(needed)
             guard let next = try callAgainOrFindNeed(besides: awaited) else { return }

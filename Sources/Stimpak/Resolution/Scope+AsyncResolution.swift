@@ -296,11 +296,10 @@ extension Scope {
                 locked = registry.lock.acquire()
             case .created(let box):
                 do throws(DeadInstance) {
-                    let instance = try createdInstance(box, at: place, of: resolver, &locked)
-                    registry.lock.release(locked)
-                    return instance
+                    return try createdInstance(box, at: place, of: resolver, locked)
                 } catch {
-                    continue
+                    // Dead: the slot is empty for the next creation.
+                    locked = registry.lock.acquire()
                 }
             }
         }
@@ -316,32 +315,33 @@ extension Scope {
         decorators: [Decorator<Service>]?, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: DisposeHook<Service>?
     ) async throws -> Service {
-        let instance: Service
-        var layers: [InstanceDisposal]?
+        let committed: Result<Service, any Error>
         do {
-            instance = try await make(
-                resolver, factory, arguments, in: place.owner, creation: creation, node: node, decorators: decorators,
-                layers: &layers)
+            let instance: Service
+            var layers: [InstanceDisposal]?
+            do {
+                instance = try await make(
+                    resolver, factory, arguments, in: place.owner, creation: creation, node: node,
+                    decorators: decorators, layers: &layers)
+            } catch {
+                // The factory's path throws a `ResolutionError` or, when the task is cancelled, a `CancellationError`.
+                place.owner.abandon(.slot(place.slot, .task(creation)), failing: error as? ResolutionError)
+                throw error
+            }
+            committed = .success(
+                try commit(
+                    instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
+                    onDispose: onDispose))
         } catch {
-            // The factory's path throws a `ResolutionError` or, when the task is cancelled, a `CancellationError`.
-            place.owner.abandon(.slot(place.slot, .task(creation)), failing: error as? ResolutionError)
-            // Not made: the callbacks that waited for it are dropped.
-            _ = creation.takeCallbacks()
-            throw error
+            committed = .failure(error)
         }
-        let committed: Service
-        do {
-            committed = try commit(
-                instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
-                onDispose: onDispose)
-        } catch {
-            _ = creation.takeCallbacks()
-            throw error
-        }
-        // Made: the callbacks that waited for it run now, then its own, once what it waits for is awaited.
-        let (deferred, awaiting) = creation.takeCallbacks()
-        try await AwaitingCallback.callAgain(deferred + (awaiting.map { [$0] } ?? []))
-        return committed
+        // `abandon` and every way out of `commit` have finished the creation: its callbacks are this task's. Not
+        // made: they are dropped here, outside the lock. Made: those that waited for it run now, then its own,
+        // once what it waits for is awaited.
+        let callbacks = creation.takeCallbacks()
+        let instance = try committed.get()
+        try await AwaitingCallback.callAgain(callbacks)
+        return instance
     }
 
     /// Runs an async factory and the decorators with the registration on this task's async resolution path; a

@@ -255,9 +255,9 @@ extension Scope {
                 throw failure(.scopeDisposed, resolver.serviceKey, scopeKey: owner.key)
             }
         }
+        if let awaiting, case .task(let asyncCreation) = maker { asyncCreation.keepAwaiting(awaiting, locked) }
         let waiters = owner.settle(place.slot, by: maker, storing: box, of: resolver, publishes: place.publishes, locked)
         registry.lock.release(locked)
-        if let awaiting, case .task(let asyncCreation) = maker { asyncCreation.keepAwaiting(awaiting) }
         waiters.wake()
         // Made: the callbacks deferred while it was being made can find it now.
         try ResolutionContext.endLockedPathResolve(failing: false)
@@ -450,13 +450,14 @@ extension Scope {
 
     /// The instance `place`'s slot holds, `box`, published below its owner where `place` says; or, for a
     /// `.weak` instance that nobody holds any more, throws, having unpublished it and emptied the slot for the
-    /// next creation (the lock is released meanwhile, to retire it).
+    /// next creation. Returns or throws with the lock released (a dead instance is retired outside it).
     func createdInstance<Service, Args>(
-        _ box: AnyObject, at place: CachePlace, of resolver: ServiceResolver<Service, Args>, _ locked: inout Locked
+        _ box: AnyObject, at place: CachePlace, of resolver: ServiceResolver<Service, Args>, _ locked: consuming Locked
     ) throws(DeadInstance) -> Service {
         do throws(DeadInstance) {
             let instance = try liveInstance(in: box, of: resolver)
             place.memo?.publishBelowOwner(place.slot, box: box, index: place.memoIndex, locked)
+            registry.lock.release(locked)
             return instance
         } catch {
             if place.publishes { resolver.rootWord.publish(nil) }
@@ -464,7 +465,6 @@ extension Scope {
             // Released once the readers that may hold its address are done with it, never under the lock.
             registry.lock.release(locked)
             Reclamation.retire(box)
-            locked = registry.lock.acquire()
             throw error
         }
     }

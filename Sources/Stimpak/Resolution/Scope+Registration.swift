@@ -182,26 +182,33 @@ extension Scope {
         while let (scope, parent) = pending.popLast() {
             // Only the root has no key, and the root is no one's child.
             guard let key = scope.key else { continue }
-            copies.append(ScopeCopy(key: key, locals: scope.locals, parent: parent))
+            var locals: [ServiceKey: ScopeCopy.LocalCopy] = [:]
+            for (service, local) in scope.locals {
+                switch local {
+                case .value(let value): locals[service] = .value(value)
+                case .registration(let registration): locals[service] = .registration(registration.copy(locked))
+                }
+            }
+            copies.append(ScopeCopy(key: key, locals: locals, parent: parent))
             let place = copies.count - 1
             for child in scope.openChildrenInOrder(locked).reversed() { pending.append((child, place)) }
         }
         return copies
     }
 
-    /// Takes `locals` from another container's scope: its values as they are, its registrations duplicated
-    /// into this container's registry.
-    func adopt(_ locals: [ServiceKey: Local]) {
+    /// Takes `locals`, copied from another container's scope under that container's lock: its values as they
+    /// are, its registrations made again in this container's registry, under this container's lock only.
+    func adopt(_ locals: [ServiceKey: ScopeCopy.LocalCopy]) {
         let retired: [LookupTable] = registry.lock.withLock { locked in
             var retired: [LookupTable] = []
             for (key, local) in locals {
                 let marked: (index: Int, retired: LookupTable?)
                 switch local {
-                case .value:
-                    self.locals[key] = local
+                case .value(let value):
+                    self.locals[key] = .value(value)
                     marked = registry.markScopeLocal(key, locked)
                 case .registration(let registration):
-                    let duplicate = registration.duplicate(in: registry, index: registry.makeIndex(locked), locked)
+                    let duplicate = registration.register(in: registry, index: registry.makeIndex(locked), locked)
                     self.locals[key] = .registration(duplicate)
                     marked = registry.markScopeLocal(key, isRegistration: true, locked)
                 }

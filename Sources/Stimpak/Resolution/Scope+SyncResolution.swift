@@ -106,11 +106,10 @@ extension Scope {
             switch slot.state {
             case .created(let box):
                 do throws(DeadInstance) {
-                    let instance = try createdInstance(box, at: place, of: resolver, &locked)
-                    registry.lock.release(locked)
-                    return instance
+                    return try createdInstance(box, at: place, of: resolver, locked)
                 } catch {
-                    continue
+                    // Dead: the slot is empty for the next creation.
+                    locked = registry.lock.acquire()
                 }
             case .initializing(let box, let owner) where owner === ResolutionContext.current:
                 // Its `resolved` callback is running on this thread and resolves it again: it is cached

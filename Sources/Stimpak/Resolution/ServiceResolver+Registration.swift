@@ -113,17 +113,11 @@ extension ServiceRegistration {
         return findings
     }
 
-    func duplicate(in registry: Registry, index: Int, _ locked: borrowing Locked) -> any Registration {
-        let copy = ServiceResolver(
-            keyBox: serviceKey.keyBox, reuse: reuse, index: index, registry: registry, disposesInstances: disposesInstances,
-            dependencies: dependencyList, factory: factory, asyncFactory: asyncFactory, isMainActor: isMainActor, locked)
-        copy.matching = matching
-        copy.onResolved = onResolved
-        copy.onDispose = onDispose
-        copy.allowsCaptiveDependencies = allowsCaptiveDependencies
-        copy.decoratorsIfAny = decoratorsIfAny
-        copy.disposableTransients = disposableTransients
-        return copy
+    func copy(_ locked: borrowing Locked) -> any RegistrationCopy {
+        ServiceRegistrationCopy(
+            original: self, dependencies: dependencyList, matching: matching, onResolved: onResolved,
+            onDispose: onDispose, allowsCaptiveDependencies: allowsCaptiveDependencies, decorators: decoratorsIfAny,
+            disposableTransients: disposableTransients)
     }
 
     func resolveAsync(from scope: Scope) async throws {
@@ -135,6 +129,33 @@ extension ServiceRegistration {
         rootWord.publish(nil)
         defer { rootCache = nil }
         return rootCache
+    }
+}
+
+/// A ``ServiceRegistration``'s settings, read under its container's lock, beside the registration, whose other
+/// properties (its key, reuse and factories) never change.
+struct ServiceRegistrationCopy<Args, Service>: RegistrationCopy {
+    let original: ServiceRegistration<Args, Service>
+    let dependencies: [Dependency]?
+    let matching: ArgumentMatching<Args>
+    let onResolved: (@Sendable (Scope, Service) throws -> Void)?
+    let onDispose: DisposeHook<Service>?
+    let allowsCaptiveDependencies: Bool
+    let decorators: [Decorator<Service>]?
+    let disposableTransients: DisposableTransients
+
+    func register(in registry: Registry, index: Int, _ locked: borrowing Locked) -> any Registration {
+        let copy = ServiceResolver(
+            keyBox: original.serviceKey.keyBox, reuse: original.reuse, index: index, registry: registry,
+            disposesInstances: original.disposesInstances, dependencies: dependencies, factory: original.factory,
+            asyncFactory: original.asyncFactory, isMainActor: original.isMainActor, locked)
+        copy.matching = matching
+        copy.onResolved = onResolved
+        copy.onDispose = onDispose
+        copy.allowsCaptiveDependencies = allowsCaptiveDependencies
+        copy.decoratorsIfAny = decorators
+        copy.disposableTransients = disposableTransients
+        return copy
     }
 }
 

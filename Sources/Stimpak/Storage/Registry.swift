@@ -28,12 +28,20 @@ protocol Registration: AnyObject, Sendable {
     var isAsync: Bool { get }
     /// What is wrong with it alone, found without making anything (for validation).
     func registrationFindings(_ locked: borrowing Locked) -> [ResolutionError]
-    /// The same registration, settings included, for `registry` under `index` (for validation's throwaway
-    /// copy); `locked` is `registry`'s.
-    func duplicate(in registry: Registry, index: Int, _ locked: borrowing Locked) -> any Registration
+    /// Its factory and settings as they are now, to make the same registration in another container from
+    /// (``RegistrationCopy``); `locked` is its own container's.
+    func copy(_ locked: borrowing Locked) -> any RegistrationCopy
     /// Resolves its service from `scope` with no runtime arguments, awaiting an async factory: for validation,
     /// and for a `resolved` callback that waits for the instance (see ``AwaitingCallback``).
     func resolveAsync(from scope: Scope) async throws
+}
+
+/// A registration's factory and settings, read under its container's lock, from which validation's throwaway
+/// copy makes the same registration under its own lock: the two containers' locks are never held together, and
+/// the original's settings are never read without the original's lock.
+protocol RegistrationCopy {
+    /// Makes the registration, settings included, in `registry` under `index`; `locked` is `registry`'s.
+    func register(in registry: Registry, index: Int, _ locked: borrowing Locked) -> any Registration
 }
 
 extension Registration {
