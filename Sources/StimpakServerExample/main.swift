@@ -50,9 +50,7 @@ final class DatabaseSession: Disposable, Sendable {
     let events: EventLog
     let serial: Int
     init(pool: ConnectionPool, requestID: Int, events: EventLog) {
-        self.pool = pool
-        self.requestID = requestID
-        self.events = events
+        (self.pool, self.requestID, self.events) = (pool, requestID, events)
         self.serial = events.nextSerial()
         events.record(requestID, "DatabaseSession #\(serial) opened")
     }
@@ -64,8 +62,7 @@ final class Logger: Disposable, Sendable {
     let requestID: Int
     let events: EventLog
     init(requestID: Int, events: EventLog) {
-        self.requestID = requestID
-        self.events = events
+        (self.requestID, self.events) = (requestID, events)
         events.record(requestID, "Logger[request \(requestID)] created")
     }
     func log(_ message: String) { events.record(requestID, "log: \(message)") }
@@ -79,9 +76,7 @@ final class OrderHandler: Disposable, Sendable {
     let logger: Logger
     let cart: ShoppingCart
     init(session: DatabaseSession, logger: Logger, cart: ShoppingCart) {
-        self.session = session
-        self.logger = logger
-        self.cart = cart
+        (self.session, self.logger, self.cart) = (session, logger, cart)
     }
     func handle(_ request: Request) -> String {
         logger.log("GET \(request.path)")

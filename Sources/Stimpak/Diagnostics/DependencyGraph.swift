@@ -14,8 +14,7 @@ public struct DependencyGraph: Sendable {
         public let reuse: Reuse
 
         public init(service: ServiceKey, reuse: Reuse) {
-            self.service = service
-            self.reuse = reuse
+            (self.service, self.reuse) = (service, reuse)
         }
     }
 
@@ -25,8 +24,7 @@ public struct DependencyGraph: Sendable {
         public let to: ServiceKey
 
         public init(from: ServiceKey, to: ServiceKey) {
-            self.from = from
-            self.to = to
+            (self.from, self.to) = (from, to)
         }
     }
 

@@ -16,7 +16,23 @@ import Musl
 ///
 /// Not copyable, and not a class: code borrows its owner's lock (`shared.lock.withLock { … }`), so taking it
 /// costs no reference counting. The container's lock is a ``ContainerLock``, whose holder has a token.
-struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched through the calls below
+/// A mutual-exclusion lock's two calls, and `withLock` over them.
+protocol Locking: ~Copyable {
+    func lock()
+    func unlock()
+}
+
+extension Locking where Self: ~Copyable {
+    /// Runs `body` with the lock held.
+    @inline(__always)
+    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+struct Lock: Locking, ~Copyable, @unchecked Sendable {  // the lock word is only touched through the calls below
     #if canImport(os)
     private let word: UnsafeMutablePointer<os_unfair_lock_s>
     #elseif os(Linux)
@@ -85,13 +101,6 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
         #endif
     }
 
-    @inline(__always)
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        lock()
-        defer { unlock() }
-        return try body()
-    }
-
     /// The lock word's address: which lock this is.
     var identity: UnsafeRawPointer { UnsafeRawPointer(word) }
 }
@@ -100,7 +109,7 @@ struct Lock: ~Copyable, @unchecked Sendable {  // the lock word is only touched 
 /// object allocates nothing for it: the futex mutex on Linux, `os_unfair_lock` on Apple platforms (one 32-bit
 /// word too), and elsewhere a test-and-set lock that yields while it waits. The owner keeps the object alive
 /// while the lock is used, and the word starts at 0.
-struct WordLock {
+struct WordLock: Locking {
     let word: UnsafeMutablePointer<UInt32>
 
     @inline(__always)
@@ -128,13 +137,6 @@ struct WordLock {
     #if !canImport(os) && !os(Linux)
     private func tryLock() -> Bool { stimpak_exchange32(word, 1) == 0 }
     #endif
-
-    @inline(__always)
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        lock()
-        defer { unlock() }
-        return try body()
-    }
 }
 
 /// The container's lock: it guards the registry, every scope's state and each registration's settings (see
