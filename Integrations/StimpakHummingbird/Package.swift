@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "StimpakHummingbird",
-    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17)],
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18)],
     products: [
         .library(name: "StimpakHummingbird", targets: ["StimpakHummingbird"]),
         .library(name: "StimpakHummingbirdTesting", targets: ["StimpakHummingbirdTesting"]),
@@ -36,7 +36,11 @@ let package = Package(
         // The example server: its routes are in a library target, so that the tests serve the same app.
         .target(
             name: "StimpakHummingbirdExampleApp",
-            dependencies: ["StimpakHummingbird", .product(name: "Hummingbird", package: "hummingbird")]),
+            dependencies: [
+                "StimpakHummingbird",
+                .product(name: "Stimpak", package: "Stimpak"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]),
         .executableTarget(name: "StimpakHummingbirdExample", dependencies: ["StimpakHummingbirdExampleApp"]),
         // The same handlers without a container: the load script's baseline.
         .executableTarget(
@@ -49,6 +53,7 @@ let package = Package(
                 "StimpakHummingbirdTesting",
                 "StimpakHummingbirdExampleApp",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
     ],
     swiftLanguageModes: [.v6]

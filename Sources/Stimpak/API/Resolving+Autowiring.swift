@@ -202,7 +202,7 @@ extension Optional: Autowirable {
                 let wrapped: Wrapped?
                 do throws(ResolutionError) {
                     wrapped = try scope.resolveInstance(Wrapped.self, ())
-                } catch where error.code == .notRegistered && error.requested == key {
+                } catch  where error.code == .notRegistered && error.requested == key {
                     // Only the parameter's own type missing means nil; a failure deeper down is an error.
                     wrapped = nil
                 }
