@@ -54,6 +54,7 @@ let package = Package(
                 "StimpakHummingbirdExampleApp",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,4 @@
-public import Hummingbird
+import Hummingbird
 public import Logging
 public import ServiceLifecycle
 public import Stimpak

@@ -16,7 +16,7 @@ public enum ExampleApp {
         router.get("/users/:id") { request, context -> String in
             let scope = try context.scope
             let session = try await scope.require(DatabaseSession.self)
-            let info = try scope.require(RequestInfo.self)
+            let info = try await scope.require(RequestInfo.self)
             let user = try context.parameters.require("id", as: Int.self)
             return try session.query("select user \(user)") + " (request \(info.id))\n"
         }
@@ -24,7 +24,7 @@ public enum ExampleApp {
             let scope = try context.scope
             let session = try await scope.require(DatabaseSession.self)
             let again = try await scope.require(DatabaseSession.self)
-            let info = try scope.require(RequestInfo.self)
+            let info = try await scope.require(RequestInfo.self)
             return try session.query("select orders") + " for \(info.path), one session: \(session === again)\n"
         }
         // A body streamed after the handler returned: every line uses the request's session.

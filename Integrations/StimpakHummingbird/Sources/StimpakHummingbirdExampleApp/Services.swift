@@ -53,6 +53,8 @@ public final class DatabaseSession: AsyncDisposable, Sendable {
 
 /// A session used after it was closed.
 public struct SessionClosed: Error, CustomStringConvertible {
+    public init() {}
+
     public var description: String { "the session is closed" }
 }
 

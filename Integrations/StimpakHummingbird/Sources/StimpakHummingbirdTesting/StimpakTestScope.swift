@@ -1,4 +1,4 @@
-public import Hummingbird
+import Hummingbird
 public import Stimpak
 public import StimpakHummingbird
 import Synchronization
@@ -45,8 +45,8 @@ public final class StimpakTestScope: Sendable {
     public func middleware<Context: StimpakRequestContext>(
         context: Context.Type = Context.self, showsErrorDetails: Bool = true
     ) -> StimpakMiddleware<Context> {
-        StimpakMiddleware(parent: scope, showsErrorDetails: showsErrorDetails) { [disposed] scope in
-            disposed.withLock { $0.append(scope) }
+        StimpakMiddleware(parent: scope, showsErrorDetails: showsErrorDetails) { scope in
+            self.disposed.withLock { $0.append(scope) }
         }
     }
 

@@ -5,23 +5,24 @@ import Stimpak
 import StimpakHummingbird
 import StimpakHummingbirdExampleApp
 import StimpakHummingbirdTesting
+import ServiceLifecycleTestKit
 import Synchronization
 import Testing
 
 /// The container's service, clients that go away, and the testing helpers.
 @Suite(.timeLimit(.minutes(2))) struct LifecycleTests {
-    /// An app's pool: closed, awaited, when the container is disposed.
-    actor Pool: AsyncDisposable {
-        let closed: Mutex<Int>
-        init(closed: Mutex<Int>) { self.closed = closed }
-        func dispose() async throws {
-            try await Task.sleep(for: .milliseconds(5))
-            closed.withLock { $0 += 1 }
-        }
-    }
-
     final class Counter: Sendable {
         let value = Mutex<Int>(0)
+    }
+
+    /// An app's pool: closed, awaited, when the container is disposed.
+    actor Pool: AsyncDisposable {
+        let closed: Counter
+        init(closed: Counter) { self.closed = closed }
+        func dispose() async throws {
+            try await Task.sleep(for: .milliseconds(5))
+            closed.value.withLock { $0 += 1 }
+        }
     }
 
     @Test("the service makes the eager singletons at start-up and disposes the container, awaited, after the server")
@@ -31,7 +32,7 @@ import Testing
         let container = Container()
         container.register(Pool.self, reuse: .eagerSingleton) { () -> Pool in
             made.value.withLock { $0 += 1 }
-            return Pool(closed: closed.value)
+            return Pool(closed: closed)
         }
         let router = Router(context: BasicStimpakRequestContext.self)
         router.add(middleware: StimpakMiddleware(container: container))
@@ -69,11 +70,9 @@ import Testing
         await #expect(throws: InvalidContainer.self) { try await service.run() }
         #expect(log.entries.contains { $0.level == .error && $0.message.contains("Captive") })
 
-        let group = ServiceGroup(services: [StimpakService(container: valid, logger: log.logger())], logger: log.logger())
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
+        try await testGracefulShutdown { trigger in
+            trigger.triggerGracefulShutdown()
+            try await StimpakService(container: valid, logger: log.logger()).run()
         }
         #expect(valid.isDisposed)
     }
@@ -89,7 +88,7 @@ import Testing
             let received = try sendAndHangUp(
                 port: port, "GET /stream?lines=100000 HTTP/1.1\r\nHost: localhost\r\n\r\n", readBytes: 200)
             #expect(received.hasPrefix("HTTP/1.1 200"))
-            let pool = try test.container.require(ConnectionPool.self)
+            let pool = try await test.container.require(ConnectionPool.self)
             #expect(try await eventually { pool.sessionsClosed == 1 }, "closed once the client went away")
             #expect(test.openRequestCount == 0)
         }
@@ -118,11 +117,36 @@ import Testing
             _ = try sendAndHangUp(port: port, "GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n", readBytes: 0)
             var iterator = started.stream.makeAsyncIterator()
             await iterator.next()
-            let pool = try test.container.require(ConnectionPool.self)
+            let pool = try await test.container.require(ConnectionPool.self)
             #expect(pool.sessionsOpened == 1)
             #expect(try await eventually { pool.sessionsClosed == 1 })
             #expect(try await eventually { test.openRequestCount == 0 })
         }
+        try await test.requireNoLeaks()
+    }
+
+    /// Replaces every response with an empty one: the response the middleware returns is dropped unwritten.
+    struct DropsResponses<Context: RequestContext>: RouterMiddleware {
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            _ = try await next(request, context)
+            return Response(status: .noContent)
+        }
+    }
+
+    @Test("a streamed response dropped unwritten (by an outer middleware): its scope is disposed when it is released")
+    func droppedResponse() async throws {
+        let test = StimpakTestScope(container: ExampleApp.makeContainer())
+        let router = Router(context: BasicStimpakRequestContext.self)
+        router.add(middleware: DropsResponses())
+        router.add(middleware: test.middleware())
+        ExampleApp.addRoutes(to: router, container: test.container)
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/stream", method: .get) { #expect($0.status == .noContent) }
+        }
+        let pool = try await test.container.require(ConnectionPool.self)
+        #expect(pool.sessionsOpened == 1)
+        #expect(try await eventually { pool.sessionsClosed == 1 })
+        #expect(try await eventually { test.openRequestCount == 0 })
         try await test.requireNoLeaks()
     }
 
@@ -147,7 +171,7 @@ import Testing
         }
         #expect(fake.sessionsOpened == 1)
         #expect(fake.sessionsClosed == 1)
-        #expect(try container.require(ConnectionPool.self).sessionsOpened == 0)
+        #expect(try await container.require(ConnectionPool.self).sessionsOpened == 0)
         try await test.requireNoLeaks()
     }
 

@@ -48,7 +48,7 @@ import Testing
         let sessions = Set(bodies.compactMap { $0.firstMatch(of: /on session (\d+)/).map { Int($0.1)! } })
         #expect(sessions.count == 100, "a session of its own for each request")
         #expect(bodies.filter { $0.contains("orders") }.allSatisfy { $0.contains("one session: true") })
-        let pool = try test.container.require(ConnectionPool.self)
+        let pool = try await test.container.require(ConnectionPool.self)
         #expect(pool.sessionsOpened == 100)
         #expect(pool.sessionsClosed == 100, "closed exactly once each: a second close throws and is logged")
         #expect(test.disposedRequestCount == 100)
@@ -68,7 +68,7 @@ import Testing
                 #expect(lines.allSatisfy { $0.contains("on session 1") })
             }
         }
-        let pool = try test.container.require(ConnectionPool.self)
+        let pool = try await test.container.require(ConnectionPool.self)
         #expect(pool.sessionsClosed == 1)
         #expect(test.openRequestCount == 0)
         try await test.requireNoLeaks()
@@ -83,7 +83,7 @@ import Testing
                 #expect(String(buffer: response.body).contains("refused"))
             }
         }
-        #expect(try test.container.require(ConnectionPool.self).sessionsClosed == 1)
+        #expect(try await test.container.require(ConnectionPool.self).sessionsClosed == 1)
         #expect(test.disposedRequestCount == 1)
         #expect(test.openRequestCount == 0)
         try await test.requireNoLeaks()
@@ -115,7 +115,7 @@ import Testing
 
     @Test("a disposal hook that throws is logged at error level with the request id")
     func disposalFailureIsLogged() async throws {
-        struct Broken: Disposable {
+        final class Broken: Disposable {
             func dispose() throws { throw SessionClosed() }
         }
         let log = RecordedLog()
