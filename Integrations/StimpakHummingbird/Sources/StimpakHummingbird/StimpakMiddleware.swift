@@ -120,19 +120,3 @@ extension RequestIdentifier {
         self.init(logger[metadataKey: "hb.request.id"]?.description ?? "unknown")
     }
 }
-
-extension ResponseBody {
-    /// Whether the body is written by a closure after the handler returned (a stream, a file, a writer),
-    /// rather than from bytes already in memory. Hummingbird's storage is not public: it is read by
-    /// reflection, and a body whose storage does not read as bytes or as empty counts as written later, so
-    /// that a scope is never disposed under a body that still uses it.
-    var isWrittenLater: Bool {
-        let storage = Mirror(reflecting: self).children.first { $0.label == "_backing" }
-        guard let storage else { return true }
-        let representation = Mirror(reflecting: storage.value)
-        guard let payload = representation.children.first else {
-            return "\(storage.value)" != "empty"
-        }
-        return payload.label != "byteBuffer"
-    }
-}
