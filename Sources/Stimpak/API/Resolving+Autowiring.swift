@@ -82,7 +82,7 @@ extension Resolving {
     /// ```
     /// When `Implementation` is not a `Service`, resolving fails with ``ResolutionError/Code/factoryFailed``,
     /// naming both types. For an implementation whose initializer takes dependencies, use
-    /// ``autowire(_:reuse:key:ifAlreadyRegistered:_:)`` with `Implementation.init`.
+    /// `autowire(_:reuse:key:ifAlreadyRegistered:_:)` with `Implementation.init`.
     /// - Parameters:
     ///   - type: The service type, usually a protocol.
     ///   - implementation: The concrete type, made with `init()`.
