@@ -49,6 +49,14 @@ public struct StimpakMiddleware<Context: StimpakRequestContext>: RouterMiddlewar
         self.afterDisposal = afterDisposal
     }
 
+    /// Runs the rest of the chain in a new request scope, and disposes the scope once the response is
+    /// written (see the type's documentation for every way a request ends).
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - context: Its context; the rest of the chain gets a copy whose ``StimpakRequestContext/scope`` is set.
+    ///   - next: The rest of the chain.
+    /// - Returns: The response, whose body disposes the scope once written when it is written later.
+    /// - Throws: What the rest of the chain throws; a ``Stimpak/ResolutionError`` as an `HTTPError` (500).
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {

@@ -74,13 +74,20 @@ public struct MissingRequestScope: HTTPResponseError, CustomStringConvertible {
     /// The route's path, if the router matched one.
     public let endpoint: String?
 
+    /// 500: the app is missing its middleware.
     public var status: HTTPResponse.Status { .internalServerError }
 
+    /// What is missing, and the fix.
     public var description: String {
         "No Stimpak scope for the request to \(endpoint ?? "this route"): StimpakMiddleware opens it."
             + " Fix: add router.add(middleware: StimpakMiddleware(container: container)) before the route."
     }
 
+    /// A 500 whose message is ``description``.
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - context: Its context.
+    /// - Returns: The response.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         try HTTPError(.internalServerError, message: description).response(from: request, context: context)
     }
@@ -96,5 +103,6 @@ public struct RequestIdentifier: Hashable, Sendable, CustomStringConvertible {
     /// - Parameter value: The id.
     public init(_ value: String) { self.value = value }
 
+    /// The id.
     public var description: String { value }
 }

@@ -87,6 +87,7 @@ public struct InvalidContainer: Error, CustomStringConvertible {
     /// The problems.
     public let problems: [ResolutionError]
 
+    /// Every problem, one a line.
     public var description: String {
         (["Stimpak found \(problems.count) problems in the container:"] + problems.map { "- \($0)" })
             .joined(separator: "\n")

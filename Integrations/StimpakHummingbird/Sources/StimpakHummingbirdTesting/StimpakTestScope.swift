@@ -85,6 +85,7 @@ public struct LeakReport: Error, CustomStringConvertible {
     /// The instances alive after their request scope was disposed.
     public let survivors: [String]
 
+    /// The open scopes and the survivors, a line each.
     public var description: String {
         var lines: [String] = []
         if !openScopes.isEmpty { lines.append("\(openScopes.count) request scopes left open: \(openScopes)") }
