@@ -176,3 +176,5 @@ final class Service2: DefinedService, Sendable {
 struct SimpleLoggerProvider: DefinitionProvider {
     func register(in definitions: Definitions) {}
 }
+
+final class OrderLedger: Sendable { init(session: Session) async {} }

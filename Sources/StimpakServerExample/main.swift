@@ -263,7 +263,10 @@ for event in events.recorded { print("  - \(event)") }
 let openRequests = userSessions.reduce(0) { $0 + $1.openScopeCount }
 print("After load:  \(openRequests) request scopes left open; what is still cached:")
 print(container.root.report().description.split(separator: "\n").prefix(4).map { "  \($0)" }.joined(separator: "\n"))
-let failures = container.dispose()
+/// Disposes the container, awaiting its asynchronous hooks: in a function, since at the top level Swift picks the
+/// synchronous `dispose()` (see its documentation).
+func shutDown() async -> [DisposalFailure] { await container.dispose() }
+let failures = await shutDown()
 let survivors = userSessions.flatMap(\.survivors)
 print(
     "Summary: \(outcomes.count) requests served concurrently, \(pools.count) shared pool,"

@@ -99,6 +99,54 @@ actor Connection: AsyncDisposable {
         #expect(container["sync"] == nil, "disposed and detached")
     }
 
+    @Test("withScope reports the disposal failures, whether the body returns or throws")
+    func withScopeReportsDisposalFailures() async throws {
+        let log = EventLog()
+        let container = Container()
+        container.register(Connection.self, reuse: .inScope) { Connection("request", log: log, fails: true) }
+        let reported = FailureBox()
+        let value = try await container.withScope(onDisposalFailures: reported.add) { scope in
+            _ = try await scope.require(Connection.self)
+            return 42
+        }
+        #expect(value == 42)
+        #expect(reported.failures.map(\.service) == [ServiceKey(service: Connection.self)])
+        #expect("\(reported.failures[0].error)" == "boom")
+
+        await #expect(throws: CancellationError.self) {
+            try await container.withScope(onDisposalFailures: reported.add) { scope in
+                _ = try await scope.require(Connection.self)
+                throw CancellationError()
+            }
+        }
+        #expect(reported.failures.count == 2, "reported when the body throws too")
+
+        _ = await container.withScope(onDisposalFailures: reported.add) { _ async in 1 }
+        #expect(reported.failures.count == 2, "nothing failed: nothing reported")
+        #expect(log.events == ["close request", "close request"])
+    }
+
+    @Test("the synchronous withScope reports the failures of synchronous hooks")
+    func synchronousWithScopeReportsDisposalFailures() throws {
+        let container = Container()
+        container.register(Foo.self, reuse: .inScope) { Foo() }.onDispose { _ in throw Boom() }
+        let reported = FailureBox()
+        let foo = try container.withScope(onDisposalFailures: reported.add) { scope in try scope.require(Foo.self) }
+        withExtendedLifetime(foo) {}
+        #expect(reported.failures.map(\.service) == [ServiceKey(service: Foo.self)])
+    }
+
+    @Test("await container.dispose() in async code awaits the async hooks before it returns")
+    func containerDisposeAwaitsAsyncHooks() async throws {
+        let log = EventLog()
+        let container = Container()
+        container.register(Connection.self, reuse: .singleton) { Connection("pool", log: log, fails: true) }
+        _ = try await container.require(Connection.self)
+        let failures = await container.dispose()
+        #expect(log.events == ["close pool"])
+        #expect(failures.count == 1)
+    }
+
     @Test("an anonymous scope is always a fresh child, never one another caller holds")
     func anonymousScopes() async throws {
         let container = Container()
@@ -126,4 +174,16 @@ extension Scope {
     func disposeSynchronously() {
         dispose()
     }
+}
+
+/// Collects the disposal failures a `withScope` reports.
+final class FailureBox: @unchecked Sendable {  // `stored` is guarded by `lock`
+    private let lock = TestLock()
+    private var stored: [DisposalFailure] = []
+
+    @Sendable func add(_ failures: [DisposalFailure]) {
+        lock.withLock { stored.append(contentsOf: failures) }
+    }
+
+    var failures: [DisposalFailure] { lock.withLock { stored } }
 }

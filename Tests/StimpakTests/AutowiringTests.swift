@@ -116,6 +116,59 @@ import Stimpak
         #expect(error?.code == .factoryFailed)
         #expect(error?.description.contains("Clock is not a TimeSource") == true, "\(error?.description ?? "")")
     }
+
+    final class Pool: Sendable {}
+    final class Session: Sendable {
+        let pool: Pool
+        let database: A
+        init(pool: Pool, database: A) async {
+            self.pool = pool
+            self.database = database
+        }
+    }
+
+    @Test("an async initializer autowires: its parameters resolve with await, async factories included")
+    func asyncAutowire() async throws {
+        let container = Container()
+        container.register(Pool.self, reuse: .singleton) { () async in Pool() }
+        container.register(A.self) { A() }
+        let registration = container.autowire(Session.self, reuse: .inScope, Session.init)
+        #expect(registration.dependencies == [ServiceKey(service: Pool.self), ServiceKey(service: A.self)])
+        let scope = container.openScope()
+        let session = try await scope.require(Session.self)
+        #expect(try await session === scope.require(Session.self))
+        #expect(try await session.pool === container.require(Pool.self))
+        let other = container.openScope()
+        #expect(throws: ResolutionError.self, "a synchronous resolve of an uncached async service") {
+            _ = try other.require(Session.self)
+        }
+        await other.dispose()
+        #expect(container.validate().problems.isEmpty)
+    }
+
+    @Test("an async autowired initializer's optional parameter is nil when unregistered, and a missing one fails with its path")
+    func asyncAutowireOptionalAndMissing() async throws {
+        final class Report: Sendable {
+            let missing: Missing?
+            init(a: A, missing: Missing?) async { self.missing = missing }
+        }
+        final class Strict: Sendable {
+            init(a: A, missing: Missing) async {}
+        }
+        let container = Container()
+        container.register(A.self) { A() }
+        container.autowire(Report.self, Report.init)
+        container.autowire(Strict.self, Strict.init)
+        #expect(try await container.require(Report.self).missing == nil)
+        do {
+            _ = try await container.require(Strict.self)
+            Issue.record("resolved without its dependency")
+        } catch let error as ResolutionError {
+            #expect(error.code == .notRegistered)
+            #expect(error.path == [ServiceKey(service: Strict.self), ServiceKey(service: Missing.self)])
+        }
+        #expect(container.validate().problems.map(\.code) == [.notRegistered])
+    }
 }
 
 protocol TimeSource: AnyObject {}

@@ -35,4 +35,34 @@ import Stimpak
         container.install(NetworkingModule(), FeatureModule())
         #expect(container.registrations.count == 2)
     }
+
+    struct Fakes: ScopeModule {
+        func register(in scope: Scope) {
+            scope.register(String.self) { "fake" }
+        }
+    }
+
+    @Test("A scope installs a module of overrides: they resolve in it and below, and the container keeps its own")
+    func scopeInstallsAModule() throws {
+        let container = Container()
+        container.install(NetworkingModule())
+        container.register(String.self) { "real" }
+        let test = container.openScope()
+        test.install(Fakes())
+        #expect(try test.require(String.self) == "fake")
+        #expect(try test.openScope().require(String.self) == "fake")
+        #expect(try container.require(String.self) == "real")
+        test.dispose()
+        #expect(try container.require(String.self) == "real")
+    }
+
+    @Test func scopeInstallsModulesInOrder() throws {
+        struct Second: ScopeModule {
+            func register(in scope: Scope) { scope.register(String.self, ifAlreadyRegistered: .replace) { "second" } }
+        }
+        let container = Container()
+        let scope = container.openScope()
+        scope.install([Fakes(), Second()])
+        #expect(try scope.require(String.self) == "second")
+    }
 }

@@ -85,7 +85,17 @@ public final class Container: Resolving, Sendable {
 
     /// Disposes every scope and every cached instance, singletons included; the container resolves
     /// nothing afterwards.
+    ///
+    /// Unavailable in asynchronous code, where `await container.dispose()` awaits the asynchronous hooks: Swift
+    /// picks this synchronous form for `await container.dispose()` at the top level of `main.swift`, and
+    /// the attribute makes that pick a compile error instead of hooks silently left to run after the process
+    /// may have exited.
     /// - Returns: The disposal hooks that threw.
+    @available(
+        *, noasync,
+        message:
+            "it leaves async hooks unawaited; in async code write 'await container.dispose()'; at the top level of main.swift (where Swift picks this form) call it from an async function: 'func shutDown() async { await container.dispose() }'"
+    )
     @discardableResult
     public func dispose() -> [DisposalFailure] {
         root.dispose()

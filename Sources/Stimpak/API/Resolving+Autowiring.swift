@@ -37,6 +37,43 @@ extension Resolving {
         }
     }
 
+    /// Registers `Service` made by the `async` `initializer`, each of whose parameters is resolved from the
+    /// resolving scope with `await`, so that a parameter whose factory is `async` is made too.
+    ///
+    /// ```swift
+    /// container.autowire(Session.self, reuse: .inScope, Session.init)   // init(pool: Pool, user: User) async throws
+    /// let session = try await request.require(Session.self)
+    /// ```
+    /// The same rules as the synchronous form (every parameter a dependency, an `Optional` one nil when its
+    /// type is not registered, the dependency types kept for validation); like every `async` registration, a
+    /// synchronous resolve fails with ``ResolutionError/Code/requiresAwait`` until the instance is cached.
+    /// - Parameters:
+    ///   - type: The service type.
+    ///   - reuse: How instances are reused; nil for the container's default.
+    ///   - key: A key that tells this registration apart from others of the same type.
+    ///   - policy: What to do when the same service and key are registered.
+    ///   - initializer: Makes the service from its dependencies: an `async` initializer or closure.
+    /// - Returns: The registration.
+    /// - Throws: ``RegistrationError`` with `ifAlreadyRegistered: .throw` only.
+    @discardableResult
+    @inlinable
+    public func autowire<Service, each Parameter, Failure: Error>(
+        _ type: Service.Type,
+        reuse: Reuse? = nil,
+        key: AnyHashable? = nil,
+        ifAlreadyRegistered policy: DuplicatePolicy<Failure> = .skip,
+        _ initializer: @escaping @Sendable (repeat each Parameter) async throws -> Service
+    ) throws(Failure) -> ServiceResolver<Service, Void> {
+        let parameters = (repeat Autowiring.parameter((each Parameter).self))
+        var dependencies: [Dependency] = []
+        for parameter in repeat each parameters { dependencies.append(parameter.dependency) }
+        return try resolutionScope.add(
+            reuse: reuse, key: key, policy: policy, dependencies: dependencies, factory: Self.awaitOnly,
+            asyncFactory: { (scope: Scope, _: Void) in
+                try await initializer(repeat try await (each parameters).resolveAsync(scope))
+            })
+    }
+
     /// Registers `Service` made by `Implementation()`: a protocol with the concrete type that implements it
     /// (Kraken's `implementationType:`).
     ///
@@ -45,7 +82,7 @@ extension Resolving {
     /// ```
     /// When `Implementation` is not a `Service`, resolving fails with ``ResolutionError/Code/factoryFailed``,
     /// naming both types. For an implementation whose initializer takes dependencies, use
-    /// ``autowire(_:reuse:key:ifAlreadyRegistered:_:)`` with `Implementation.init`.
+    /// `autowire(_:reuse:key:ifAlreadyRegistered:_:)` with `Implementation.init`.
     /// - Parameters:
     ///   - type: The service type, usually a protocol.
     ///   - implementation: The concrete type, made with `init()`.
@@ -77,11 +114,17 @@ struct AutowiredParameter<Value>: Sendable {
     /// The dependency: the parameter's type, or the type an `Optional` or a wrapper wraps, and how it is needed.
     @usableFromInline let dependency: Dependency
     @usableFromInline let resolve: @Sendable (Scope) throws(ResolutionError) -> Value
+    /// The same with `await`, for an `async` initializer: an `async` factory's instance is made too.
+    @usableFromInline let resolveAsync: @Sendable (Scope) async throws -> Value
 
     @usableFromInline
-    init(dependency: Dependency, resolve: @escaping @Sendable (Scope) throws(ResolutionError) -> Value) {
+    init(
+        dependency: Dependency, resolve: @escaping @Sendable (Scope) throws(ResolutionError) -> Value,
+        resolveAsync: @escaping @Sendable (Scope) async throws -> Value
+    ) {
         self.dependency = dependency
         self.resolve = resolve
+        self.resolveAsync = resolveAsync
     }
 }
 
@@ -94,9 +137,10 @@ enum Autowiring {
         if let special = Value.self as? any Autowirable.Type {
             return special.autowiredParameter(Value.self)
         }
-        return AutowiredParameter(dependency: Dependency.of(Value.self)) { scope throws(ResolutionError) in
-            try scope.resolveInstance(Value.self, ())
-        }
+        return AutowiredParameter(
+            dependency: Dependency.of(Value.self),
+            resolve: { scope throws(ResolutionError) in try scope.resolveInstance(Value.self, ()) },
+            resolveAsync: { scope in try await scope.resolveInstanceAsync(Value.self, ()) })
     }
 }
 
@@ -152,17 +196,28 @@ extension Optional: Autowirable {
     @usableFromInline
     static func autowiredParameter<Value>(_ type: Value.Type) -> AutowiredParameter<Value> {
         let key = ServiceKey(service: Wrapped.self)
-        return AutowiredParameter(dependency: dependency) { scope throws(ResolutionError) in
-            let wrapped: Wrapped?
-            do throws(ResolutionError) {
-                wrapped = try scope.resolveInstance(Wrapped.self, ())
-            } catch  where error.code == .notRegistered && error.requested == key {
-                // Only the parameter's own type missing means nil; a failure deeper down is an error.
-                wrapped = nil
-            }
-            // `Value` is `Self`, that is `Wrapped?`.
-            return renamed(wrapped, as: Value.self)
-        }
+        return AutowiredParameter(
+            dependency: dependency,
+            resolve: { scope throws(ResolutionError) in
+                let wrapped: Wrapped?
+                do throws(ResolutionError) {
+                    wrapped = try scope.resolveInstance(Wrapped.self, ())
+                } catch  where error.code == .notRegistered && error.requested == key {
+                    // Only the parameter's own type missing means nil; a failure deeper down is an error.
+                    wrapped = nil
+                }
+                // `Value` is `Self`, that is `Wrapped?`.
+                return renamed(wrapped, as: Value.self)
+            },
+            resolveAsync: { scope in
+                let wrapped: Wrapped?
+                do {
+                    wrapped = try await scope.resolveInstanceAsync(Wrapped.self, ())
+                } catch let error as ResolutionError where error.code == .notRegistered && error.requested == key {
+                    wrapped = nil
+                }
+                return renamed(wrapped, as: Value.self)
+            })
     }
 }
 

@@ -335,8 +335,30 @@ extension Resolving {
     ///   - body: The work to do in the scope.
     /// - Returns: What `body` returns.
     public func withScope<Result>(_ key: AnyHashable? = nil, _ body: (Scope) throws -> Result) rethrows -> Result {
+        try withScope(key, onDisposalFailures: { _ in }, body)
+    }
+
+    /// Opens a child scope (a new anonymous one when `key` is nil), runs `body` with it, disposes it however
+    /// `body` ends, and passes the disposal hooks that threw to `report`.
+    ///
+    /// ```swift
+    /// let response = try container.withScope(onDisposalFailures: { log.error("\($0)") }) { request in
+    ///     try request.require(Handler.self).handle()
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - key: The child's key; nil (the default) for a new anonymous scope, never shared.
+    ///   - report: Called once after the disposal when any hook threw, before `body`'s error (if any) is rethrown.
+    ///   - body: The work to do in the scope.
+    /// - Returns: What `body` returns.
+    public func withScope<Result>(
+        _ key: AnyHashable? = nil, onDisposalFailures report: ([DisposalFailure]) -> Void, _ body: (Scope) throws -> Result
+    ) rethrows -> Result {
         let scope = key.map(resolutionScope.openScope) ?? resolutionScope.openAnonymousScope()
-        defer { scope.dispose() }
+        defer {
+            let failures = scope.dispose()
+            if !failures.isEmpty { report(failures) }
+        }
         return try body(scope)
     }
 
@@ -358,25 +380,50 @@ extension Resolving {
     public func withScope<Result>(
         _ key: AnyHashable? = nil, isolation: isolated (any Actor)? = #isolation, _ body: (Scope) async throws -> Result
     ) async rethrows -> Result {
+        try await withScope(key, isolation: isolation, onDisposalFailures: { _ in }, body)
+    }
+
+    /// Opens a child scope (a new anonymous one when `key` is nil), runs the asynchronous `body` with it,
+    /// disposes it, awaiting its asynchronous hooks, however `body` ends (see
+    /// ``withScope(_:isolation:_:)``), and passes the disposal hooks that threw to `report`.
+    ///
+    /// ```swift
+    /// let response = try await container.withScope(onDisposalFailures: { logger.error("\($0)") }) { request in
+    ///     try await request.require(Handler.self).handle()
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - key: The child's key; nil (the default) for a new anonymous scope, never shared.
+    ///   - isolation: The caller's actor, inherited: `body` runs on it.
+    ///   - report: Called once after the disposal when any hook threw, before `body`'s error (if any) is rethrown.
+    ///   - body: The work to do in the scope.
+    /// - Returns: What `body` returns.
+    public func withScope<Result>(
+        _ key: AnyHashable? = nil, isolation: isolated (any Actor)? = #isolation,
+        onDisposalFailures report: ([DisposalFailure]) -> Void, _ body: (Scope) async throws -> Result
+    ) async rethrows -> Result {
         let scope = key.map(resolutionScope.openScope) ?? resolutionScope.openAnonymousScope()
         let result: Result
         do {
             result = try await body(scope)
         } catch {
-            await Self.disposeUncancelled(scope)
+            let failures = await Self.disposeUncancelled(scope)
+            if !failures.isEmpty { report(failures) }
             throw error
         }
-        await Self.disposeUncancelled(scope)
+        let failures = await Self.disposeUncancelled(scope)
+        if !failures.isEmpty { report(failures) }
         return result
     }
 
     /// Awaits `scope`'s disposal, in a task of its own when this one is cancelled: a hook that closes a
     /// connection must not find itself cancelled because the request was.
-    private static func disposeUncancelled(_ scope: Scope) async {
+    /// - Returns: The disposal hooks that threw.
+    private static func disposeUncancelled(_ scope: Scope) async -> [DisposalFailure] {
         if Task.isCancelled {
-            _ = await Task { await scope.dispose() }.value
+            return await Task { await scope.dispose() }.value
         } else {
-            await scope.dispose()
+            return await scope.dispose()
         }
     }
 }

@@ -1,0 +1,95 @@
+import Hummingbird
+public import Stimpak
+public import StimpakHummingbird
+import Synchronization
+
+/// A test's own scope between the container and its requests: it holds the test's fakes, the requests'
+/// scopes open below it, and it checks afterwards that none is left open and no instance outlives its scope.
+///
+/// ```swift
+/// @Test func ordersUseTheFakeMailer() async throws {
+///     let test = StimpakTestScope(container: App.makeContainer(), installing: FakeMail())
+///     let router = Router(context: BasicStimpakRequestContext.self)
+///     router.add(middleware: test.middleware())
+///     App.addRoutes(to: router)
+///     try await Application(router: router).test(.router) { client in
+///         try await client.execute(uri: "/orders", method: .post) { #expect($0.status == .ok) }
+///     }
+///     try await test.requireNoLeaks()
+/// }
+/// ```
+/// It turns on the container's ``Stimpak/Container/tracksInstances``, so that the instances of each request's
+/// scope can be checked once it is disposed.
+public final class StimpakTestScope: Sendable {
+    /// The container.
+    public let container: Container
+    /// The test's scope: the parent of every request scope the test's middleware opens.
+    public let scope: Scope
+    /// The request scopes disposed so far.
+    private let disposed = Mutex<[Scope]>([])
+
+    /// Opens a test scope below `container` and installs `modules` into it.
+    /// - Parameters:
+    ///   - container: The app's container.
+    ///   - modules: The test's fakes: their registrations override the container's in every request.
+    public init(container: Container, installing modules: any ScopeModule...) {
+        self.container = container
+        container.tracksInstances = true
+        scope = container.openScope()
+        scope.install(modules)
+    }
+
+    /// The middleware for the test's router: it opens each request's scope below the test's scope.
+    /// - Parameter showsErrorDetails: Whether a resolution error's message goes into the 500 response.
+    /// - Returns: The middleware.
+    public func middleware<Context: StimpakRequestContext>(
+        context: Context.Type = Context.self, showsErrorDetails: Bool = true
+    ) -> StimpakMiddleware<Context> {
+        StimpakMiddleware(parent: scope, showsErrorDetails: showsErrorDetails) { scope in
+            self.disposed.withLock { $0.append(scope) }
+        }
+    }
+
+    /// How many request scopes have been disposed.
+    public var disposedRequestCount: Int { disposed.withLock(\.count) }
+
+    /// How many request scopes are open below the test's scope.
+    public var openRequestCount: Int { scope.openScopeCount }
+
+    /// Throws when a request scope is still open below the test's scope, or an instance a disposed request
+    /// scope cached is still alive.
+    /// - Throws: ``LeakReport``.
+    public func requireNoLeaks() async throws(LeakReport) {
+        let open = scope.openScopes.map { "\($0.key.map { "\($0)" } ?? "?")" }
+        let scopes = disposed.withLock { $0 }
+        let survivors = scopes.flatMap(\.survivors).map(\.description)
+        guard open.isEmpty, survivors.isEmpty else { throw LeakReport(openScopes: open, survivors: survivors) }
+    }
+
+    /// Makes every registration in a copy of the container with a request's values provided, as a request
+    /// scope below the test's scope has them (see ``Stimpak/Container/validateByResolving()``).
+    /// - Returns: The problems found.
+    public func validateRequestScope() async -> ValidationReport {
+        let request = scope.openScope()
+        request.provideSampleRequestValues()
+        let report = await container.validateByResolving()
+        await request.dispose()
+        return report
+    }
+}
+
+/// What ``StimpakTestScope/requireNoLeaks()`` found.
+public struct LeakReport: Error, CustomStringConvertible {
+    /// The request scopes left open, by key.
+    public let openScopes: [String]
+    /// The instances alive after their request scope was disposed.
+    public let survivors: [String]
+
+    /// The open scopes and the survivors, a line each.
+    public var description: String {
+        var lines: [String] = []
+        if !openScopes.isEmpty { lines.append("\(openScopes.count) request scopes left open: \(openScopes)") }
+        if !survivors.isEmpty { lines.append("\(survivors.count) instances outlived their request scope: \(survivors)") }
+        return lines.joined(separator: "\n")
+    }
+}
