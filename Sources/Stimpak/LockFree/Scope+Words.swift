@@ -8,11 +8,11 @@ extension Scope {
     /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0.
     @inlinable var tableWord: AtomicWord { disposedWord.advanced(by: 1) }
     /// The lock of the state a disposal takes (`disposals`, `children`, `runningChildDisposals`,
-    /// `waitingDisposal`, and the disposed flag's change), in the third word: taken with the container's lock
-    /// held, or alone by a disposal that finds that lock busy, and never held while another scope's own lock is
-    /// taken, except a child's before its parent's.
+    /// `waitingDisposal`, and the disposed flag's change), in the ninth word (see `words`): taken with the
+    /// container's lock held, or alone by a disposal that finds that lock busy, and never held while another
+    /// scope's own lock is taken, except a child's before its parent's.
     var ownLock: WordLock {
-        WordLock(word: UnsafeMutableRawPointer(disposedWord.address + 2).assumingMemoryBound(to: UInt32.self))
+        WordLock(word: UnsafeMutableRawPointer(disposedWord.address + 8).assumingMemoryBound(to: UInt32.self))
     }
 
     /// Sets the words through their atomic accessors, as every later access is (a plain store to a property
@@ -24,7 +24,7 @@ extension Scope {
             "Scope.words must be the first stored property")
         disposedWord.storeRelaxed(isDisposed ? 1 : 0)
         tableWord.storeRelaxed(0)
-        disposedWord.advanced(by: 2).storeRelaxed(0)
+        disposedWord.advanced(by: 8).storeRelaxed(0)
     }
 
     /// Whether the scope is disposed. Set with `ownLock` held (and the container's, except in a disposal that
