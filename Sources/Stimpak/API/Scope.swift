@@ -184,7 +184,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         nextChildSequence += 1
         // Under this scope's own lock too: a disposal that finds the container's lock busy reads `children` and
         // marks this scope disposed under it alone.
-        return ownLock.withLock {
+        return changingChildren {
             let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
             if !isDisposedValue { children.insert(child) }
             return child

@@ -15,6 +15,15 @@ extension Scope {
         WordLock(word: UnsafeMutableRawPointer(disposedWord.address + 8).assumingMemoryBound(to: UInt32.self))
     }
 
+    /// Runs `body`, which changes `children`, under this scope's own lock, with the container's held: a disposal
+    /// without the container's lock reads them under it. The root's alone are changed without it: the root is
+    /// never disposed that way, and its lock's word is not taken from its readers' caches on every request.
+    @inline(__always)
+    func changingChildren<Result>(_ body: () -> Result) -> Result {
+        guard parent != nil else { return body() }
+        return ownLock.withLock(body)
+    }
+
     /// Sets the words through their atomic accessors, as every later access is (a plain store to a property
     /// that Swift code never reads again is one the optimizer may drop), after checking that `words` is where
     /// they look: the first stored property.

@@ -222,7 +222,7 @@ extension Scope {
     /// Detaches this scope, which ``markDisposedAlone()`` disposed, moving what it held into `detached`. Call
     /// with the container's lock held.
     func detachMarked(into detached: inout Detached, _ locked: borrowing Locked) {
-        if let parent { parent.ownLock.withLock { parent.children.remove(self) } }
+        if let parent { parent.changingChildren { parent.children.remove(self) } }
         nextInBucket = nil
         var waiting: WaitingDisposal?
         _ = detach(into: &detached, waiting: &waiting, locked)
@@ -288,9 +288,13 @@ extension Scope {
         // Unlinked and counted at once, under the parent's own lock: a parent disposed without the container's
         // lock (``markDisposedAlone()``) finds this child among its children, or counted.
         if let parent {
-            parent.ownLock.withLock {
-                parent.children.remove(self)
-                if isCounted { parent.runningChildDisposals += 1 }
+            if isCounted {
+                parent.ownLock.withLock {
+                    parent.children.remove(self)
+                    parent.runningChildDisposals += 1
+                }
+            } else {
+                parent.changingChildren { parent.children.remove(self) }
             }
         }
         nextInBucket = nil
