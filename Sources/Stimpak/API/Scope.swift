@@ -41,7 +41,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     let keyHash: Int
 
     /// The open children by their key's hash. So a scope is detached by identity, without comparing keys.
-    /// Also guarded by `ownLock`: changed with both held, read with either. A child disposed while the
+    /// Also guarded by `ownLock` (but the root's): changed with both held, read with either. A child disposed while the
     /// container's lock was busy stays here, disposed, until the lock's next holder detaches it
     /// (``DeferredDetach``): lookups skip disposed children.
     @exclusivity(unchecked) var children = ChildTable()
