@@ -1,4 +1,4 @@
-// The one thread-local variable the header's functions use, and the functions that must stay out of line.
+// The thread-local variables the header's functions use, and the functions that must stay out of line.
 #if defined(__linux__)
 #define _GNU_SOURCE
 #endif
@@ -14,6 +14,8 @@ uintptr_t stimpak_detach_words[2] = {0, 0};
 
 // The counter starts odd: not registered (see `stimpak_section_enter`).
 STIMPAK_THREAD_LOCAL stimpak_thread_state stimpak_thread __attribute__((aligned(64))) = {.section = 1};
+
+STIMPAK_THREAD_LOCAL uintptr_t stimpak_own_counts[2] = {0, 0};
 
 __attribute__((noinline))
 void stimpak_section_exit(stimpak_thread_state *_Nonnull state) {

@@ -90,6 +90,21 @@ import Darwin
         #expect(request.dispose().isEmpty, "disposing twice does nothing")
     }
 
+    @Test func aDeinitThatReclaimsWhileTheLocksHolderDetachesItsScopeDoesNotWaitForItself() throws {
+        let container = Container()
+        let released = Signal()
+        container.register(ReclamationTests.ReclaimsWhenReleased.self, reuse: .inScope) {
+            ReclamationTests.ReclaimsWhenReleased(released)
+        }
+        let request = container.openScope("request")
+        _ = try request.require(ReclamationTests.ReclaimsWhenReleased.self)
+        let holder = LockHolder(container)
+        #expect(Self.finishes { request.dispose() }, "dispose() waited for the lock's holder")
+        // The holder's release detaches the scope and releases its instance, whose deinit reclaims.
+        #expect(Self.finishes { holder.release() }, "the reclaim in the deinit waited for the detachment running it")
+        #expect(released.wait())
+    }
+
     @Test func aSecondDisposalWhileTheLockIsBusyDoesNothing() throws {
         let log = EventLog()
         let container = Container()

@@ -153,15 +153,24 @@ import Darwin
         container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
         container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
         let finished = Self.holdReader(in: container, hold: hold)
-        var instances: [WeakFoo] = []
-        for id in 0..<200 {
-            let scope = container.openScope(id + 10)
-            instances.append(WeakFoo(scope.resolve(Foo.self, key: "scoped")))
-            scope.dispose()
+        let disposals = Shared<[WeakFoo]>([])
+        let disposed = Signal()
+        // On another thread: a retire waits for the reader once `Reclamation.pendingLimit` retires wait behind
+        // it, which other tests' disposals may bring about meanwhile, and only this thread lets the reader go.
+        detach {
+            for id in 0..<200 {
+                let scope = container.openScope(id + 10)
+                disposals.value.append(WeakFoo(scope.resolve(Foo.self, key: "scoped")))
+                scope.dispose()
+            }
+            disposed.fire()
         }
-        #expect(instances.allSatisfy { $0.instance != nil }, "kept while the reader is inside")
+        _ = disposed.wait(seconds: 10)
+        #expect(disposals.value.allSatisfy { $0.instance != nil }, "kept while the reader is inside")
         hold.letGo.fire()
         #expect(finished.wait())
+        #expect(disposed.wait())
+        let instances = disposals.value
         // Other tests' threads may be inside sections now: a few writes, each after those readers have had time
         // to move on.
         for round in 0..<1_000 where instances.contains(where: { $0.instance != nil }) {
@@ -169,6 +178,35 @@ import Darwin
             usleep(1_000)
         }
         #expect(instances.allSatisfy { $0.instance == nil }, "later disposals released every one")
+    }
+
+    /// An instance whose deinit calls `Container.reclaim()`, as a test helper's cleanup might.
+    final class ReclaimsWhenReleased: Sendable {
+        let released: Signal
+        init(_ released: Signal) { self.released = released }
+        deinit {
+            Container.reclaim()
+            released.fire()
+        }
+    }
+
+    @Test func aDeinitThatReclaimsWhileAReclaimReleasesItDoesNotWaitForItself() {
+        let container = Container()
+        let hold = Hold()
+        let released = Signal()
+        container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
+        container.register(ReclaimsWhenReleased.self, reuse: .inScope) { ReclaimsWhenReleased(released) }
+        let finished = Self.holdReader(in: container, hold: hold)
+        let request = container.openScope("request")
+        #expect(request.resolve(ReclaimsWhenReleased.self) != nil)
+        // Retired behind the reader (on another thread: see the test above): the reclaim below releases it, and
+        // its deinit reclaims in turn.
+        let disposed = returnsPromptly { request.dispose() }
+        hold.letGo.fire()
+        #expect(disposed)
+        #expect(finished.wait())
+        #expect(returnsPromptly { Container.reclaim() }, "the reclaim in the deinit waited for the reclaim running it")
+        #expect(released.wait())
     }
 
     @Test func survivorsAreJudgedAfterPendingReleases() throws {

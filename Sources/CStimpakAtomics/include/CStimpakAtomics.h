@@ -91,6 +91,15 @@ static inline stimpak_thread_state *_Nonnull stimpak_thread_get(void) {
     return &stimpak_thread;
 }
 
+// This thread's share of two counts that a wait reads: Reclamation's `dropping` (what it took to release and is
+// releasing now) and DeferredDetach's `detaching` (1 while it detaches scopes it took). A deinit that such a
+// release runs may call `Container.reclaim()`, which waits for the others' share only, not for its own caller.
+extern STIMPAK_THREAD_LOCAL uintptr_t stimpak_own_counts[2];
+
+static inline uintptr_t *_Nonnull stimpak_own_counts_address(void) {
+    return stimpak_own_counts;
+}
+
 // Enters the read section (the counter becomes odd), or counts a section nested in the open one: 0; or 1, having
 // done neither, when the thread's counter is not registered yet. A thread's counter starts odd and is made even
 // when its context registers it, so that the one test a section's entry makes anyway (is it odd?) also finds a

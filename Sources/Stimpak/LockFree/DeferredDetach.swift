@@ -45,6 +45,7 @@ enum DeferredDetach {
 
     /// Takes every waiting scope, counted in ``detaching`` until the caller calls ``finished()``.
     private static func takeAll() -> [Scope] {
+        stimpak_own_counts_address()[1] += 1
         stimpak_fetch_add(detaching, 1)
         var bits = stimpak_exchange(top, 0)
         var scopes: [Scope] = []
@@ -58,7 +59,14 @@ enum DeferredDetach {
 
     /// Ends what ``takeAll()`` counted: what it took is detached and retired, or back on the stack.
     private static func finished() {
+        stimpak_own_counts_address()[1] -= 1
         stimpak_fetch_sub(detaching, 1)
+    }
+
+    /// Whether a thread other than this one is detaching what it took: a deinit that this thread's retire runs
+    /// may call ``detachAll(waitingFor:)``, which must not wait for its own caller.
+    private static var othersAreDetaching: Bool {
+        stimpak_load(detaching) != stimpak_own_counts_address()[1]
     }
 
     /// Detaches the waiting scopes of `lock`'s container, then releases the lock and retires what they held;
@@ -95,7 +103,7 @@ enum DeferredDetach {
     /// (``Scope/survivors``), whose lock it waits for. Call without any container's lock.
     static func detachAll(waitingFor registry: Registry? = nil) {
         var busy: [Scope] = []
-        while !isEmpty || stimpak_load(detaching) != 0 {
+        while !isEmpty || othersAreDetaching {
             var detached = Scope.Detached()
             let scopes = takeAll()
             for scope in scopes {

@@ -200,8 +200,9 @@ enum Reclamation {
             let released = state.pointee.advance()
             // The oldest sealed bag can't be released here while it waits for this thread's own open section (a
             // key's `==` that called this).
+            // What this thread is dropping (a deinit that it runs called this) is not waited for.
             let isDone =
-                state.pointee.releasedCount >= target && dropping.load() == 0
+                state.pointee.releasedCount >= target && dropping.load() == stimpak_own_counts_address().pointee
                 || state.pointee.sealedWaitsOnlyFor(own)
             shared.lock.unlock()
             drop(consume released)
@@ -238,10 +239,14 @@ enum Reclamation {
     /// Drops what a retire or reclaim took, after unlocking, and counts it dropped: ``reclaimAll()`` returns
     /// only once what other threads took is dropped too.
     private static func drop(_ released: consuming Released) {
-        let count = released.count
-        _ = consume released
+        let count = UInt(released.count)
         guard count > 0 else { return }
-        stimpak_fetch_sub(shared.words.advanced(by: Words.dropping).address, UInt(count))
+        // Counted as this thread's while its deinits run: one of them may call `reclaimAll()`.
+        let own = stimpak_own_counts_address()
+        own.pointee += count
+        _ = consume released
+        own.pointee -= count
+        stimpak_fetch_sub(shared.words.advanced(by: Words.dropping).address, count)
     }
 
     /// The number of retires waiting (in the bags) at which a retiring writer waits for the readers they wait
