@@ -33,17 +33,16 @@ import Darwin
     /// Holds `container`'s lock on another thread until ``release()``: a key whose hash blocks, hashed under the
     /// lock (`compareArgsByValue`).
     final class LockHolder: Sendable {
-        let gate = Gate()
+        let letGo = Signal()
         let hashing = Shared(false)
         let done = Shared(false)
 
         init(_ container: Container) {
             let byKey = container.register(Person.self, { (_ key: BlockingKey) in Person("a", "b") }, reuse: .singleton)
             byKey.compareArgsByValue()
-            gate.lock()
-            let (gate, hashing, done) = (gate, hashing, done)
+            let (letGo, hashing, done) = (letGo, hashing, done)
             detach {
-                _ = container.resolve(Person.self, BlockingKey(gate: gate, isHashing: hashing))
+                _ = container.resolve(Person.self, BlockingKey(letGo: letGo, isHashing: hashing))
                 done.value = true
             }
             while !hashing.value { sched_yield() }
@@ -51,7 +50,7 @@ import Darwin
 
         /// Lets the holder go, and waits until it has released the lock.
         func release() {
-            gate.unlock()
+            letGo.fire()
             while !done.value { sched_yield() }
         }
     }

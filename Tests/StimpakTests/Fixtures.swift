@@ -45,6 +45,9 @@ import Glibc
 import Darwin
 #endif
 
+/// A mutex, locked and unlocked by the same thread (a mutex unlocked by another thread is undefined behaviour, and
+/// the thread sanitizer's deadlock detector then counts it as held by the first thread for good, which can stop
+/// the sanitizer itself once that memory holds another mutex). To hold another thread, use a ``Signal``.
 final class Gate: @unchecked Sendable {  // the mutex is only touched through lock()/unlock()
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     init() { pthread_mutex_init(mutex, nil) }
@@ -172,11 +175,11 @@ final class Barrier: @unchecked Sendable {  // `arrived` is guarded by `mutex`
     }
 }
 
-/// A key whose `hash(into:)` waits at a gate the first time, after setting `isHashing`: registered with
-/// `compareArgsByValue`, it holds the container's lock while it hashes, so a test can resolve while the lock
-/// is held and see what the lock-free path serves.
+/// A key whose `hash(into:)`, the first time, sets `isHashing` and waits until `letGo` fires: registered with
+/// `compareArgsByValue`, it holds the container's lock while it hashes, so a test can resolve while the lock is
+/// held and see what the lock-free path serves.
 struct BlockingKey: Hashable, @unchecked Sendable {
-    let gate: Gate
+    let letGo: Signal
     let isHashing: Shared<Bool>
 
     static func == (left: Self, right: Self) -> Bool { true }
@@ -184,8 +187,7 @@ struct BlockingKey: Hashable, @unchecked Sendable {
     func hash(into hasher: inout Hasher) {
         if !isHashing.value {
             isHashing.value = true
-            gate.lock()
-            gate.unlock()
+            letGo.wait(seconds: Signal.holdLimit)
         }
         hasher.combine(0)
     }

@@ -214,14 +214,13 @@ struct KeyTests {
         let keys: [AnyHashable] = ["x", long, 42, Route(path: "/users"), Flavor.chocolate, 1.5, UInt8(7)]
         let made = try keys.map { try container.require(Foo.self, key: $0) }
         // `compareArgsByValue` hashes the arguments under the container's lock: a key whose hash blocks holds it.
-        let gate = Gate()
+        let letGo = Signal()
         let hashing = Shared(false)
         let byKey = container.register(Person.self, { (_ key: BlockingKey) in Person("a", "b") }, reuse: .singleton)
         byKey.compareArgsByValue()
-        gate.lock()
         let done = Shared(false)
         detach {
-            _ = container.resolve(Person.self, BlockingKey(gate: gate, isHashing: hashing))
+            _ = container.resolve(Person.self, BlockingKey(letGo: letGo, isHashing: hashing))
             done.value = true
         }
         while !hashing.value {}
@@ -244,7 +243,7 @@ struct KeyTests {
         let deadline = ContinuousClock.now + .seconds(20)
         while served.value == nil, ContinuousClock.now < deadline {}
         #expect(served.value == Array(repeating: true, count: 14), "every key served while the lock is held")
-        gate.unlock()
+        letGo.fire()
         while !done.value || served.value == nil {}
     }
 

@@ -247,7 +247,7 @@ import Stimpak
         test.register(Service.self, reuse: .singleton) { Service("test") }
         below.register(Foo.self, reuse: .inScope) { Foo() }
         // `compareArgsByValue` hashes the arguments under the container's lock: a key whose hash blocks holds it.
-        let gate = Gate()
+        let letGo = Signal()
         let hashing = Shared(false)
         let byKey = container.register(Person.self, { (_ key: BlockingKey) in Person("a", "b") }, reuse: .inScope)
         byKey.compareArgsByValue()
@@ -255,16 +255,15 @@ import Stimpak
         let foo = try below.require(Foo.self)
         _ = try below.require(Service.self)  // the second resolve publishes it in `below`
         _ = try below.require(Foo.self)
-        gate.lock()
         let holder = Shared(false)
         detach {
-            _ = container.resolve(Person.self, BlockingKey(gate: gate, isHashing: hashing))
+            _ = container.resolve(Person.self, BlockingKey(letGo: letGo, isHashing: hashing))
             holder.value = true
         }
         while !hashing.value {}
         #expect(try below.require(Service.self) === service, "served while the lock is held")
         #expect(try below.require(Foo.self) === foo, "served while the lock is held")
-        gate.unlock()
+        letGo.fire()
         while !holder.value {}
     }
 
