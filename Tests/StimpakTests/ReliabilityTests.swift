@@ -161,8 +161,10 @@ import Darwin
                     return error as? ResolutionError
                 }
             }
-            // Bounded here too, so that an unbounded wait fails the test instead of hanging it.
-            failure.value = await value(of: work, within: 10) ?? nil
+            // Bounded here too, so that an unbounded wait fails the test instead of hanging it; generously: the
+            // suite's synchronous tests may hold the cooperative pool's threads for tens of seconds, and the
+            // detached task's 200 ms wait ends only once it runs again.
+            failure.value = await value(of: work, within: 120) ?? nil
             return AsyncService(serial: 1)
         }
         #expect(try await container.require(AsyncService.self).serial == 1, "the creation itself goes on")
