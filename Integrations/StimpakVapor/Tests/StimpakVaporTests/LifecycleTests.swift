@@ -55,7 +55,7 @@ import VaporTesting
         let container = ExampleApp.makeContainer()
         let started = AsyncStream.makeStream(of: Void.self)
         let app = try await Application.make(.testing)
-        app.environment.arguments = ["serve", "--hostname", "127.0.0.1", "--port", "0"]
+        app.environment.arguments = ["vapor", "serve", "--hostname", "127.0.0.1", "--port", "0"]
         app.stimpak.use(container)
         app.get("slow") { req async throws -> String in
             let session = try await req.scope.require(DatabaseSession.self)
@@ -106,7 +106,7 @@ import VaporTesting
     }
 
     /// Serves `configure`'s app on 127.0.0.1 at a port of its own while `body` runs.
-    func serving(_ configure: (Application) throws -> Void, _ body: (Application, Int) async throws -> Void) async throws {
+    func serving(configure: (Application) throws -> Void, test body: (Application, Int) async throws -> Void) async throws {
         try await withApp { app in
             try configure(app)
             try await app.server.start(address: .hostname("127.0.0.1", port: 0))
@@ -123,7 +123,8 @@ import VaporTesting
     @Test("a client that disconnects mid-stream: the session is closed once the write fails")
     func clientDisconnectsMidStream() async throws {
         let container = ExampleApp.makeContainer()
-        try await serving({ ExampleApp.configure($0, container: container) }) { app, port in
+        func configure(_ app: Application) { ExampleApp.configure(app, container: container) }
+        try await serving(configure: configure) { app, port in
             let test = try StimpakTestScope(app)
             let received = try await exchange(
                 port: port, "GET /stream?lines=100000 HTTP/1.1\r\nHost: localhost\r\n\r\n", readBytes: 200)
@@ -140,7 +141,7 @@ import VaporTesting
     func clientDisconnectsBeforeTheResponse() async throws {
         let container = ExampleApp.makeContainer()
         let started = AsyncStream.makeStream(of: Void.self)
-        try await serving({ app in
+        func configure(_ app: Application) {
             ExampleApp.configure(app, container: container)
             app.get("slow") { req async throws -> Response in
                 let session = try await req.scope.require(DatabaseSession.self)
@@ -152,7 +153,8 @@ import VaporTesting
                         try await writer.write(.buffer(ByteBuffer(string: try session.query("late"))))
                     }))
             }
-        }) { app, port in
+        }
+        try await serving(configure: configure) { app, port in
             let test = try StimpakTestScope(app)
             _ = try await exchange(port: port, "GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n", readBytes: 0)
             var iterator = started.stream.makeAsyncIterator()

@@ -26,7 +26,8 @@ import VaporTesting
 
     @Test("100 concurrent requests: a session each, each closed exactly once, no scope left, nothing survives")
     func concurrentRequestsAreIsolated() async throws {
-        try await withApp(configure: { Self.configure($0) }) { app in
+        try await withApp { app in
+            Self.configure(app)
             let test = try StimpakTestScope(app)
             let tester = try app.testing()
             let bodies = try await withThrowingTaskGroup(of: String.self) { group in
@@ -55,7 +56,8 @@ import VaporTesting
 
     @Test("a body streamed after the handler returned uses the live session; the scope is disposed after it")
     func streamedBody() async throws {
-        try await withApp(configure: { Self.configure($0) }) { app in
+        try await withApp { app in
+            Self.configure(app)
             let test = try StimpakTestScope(app)
             try await app.testing().test(.GET, "stream?lines=5") { response in
                 #expect(response.status == .ok)
@@ -73,7 +75,8 @@ import VaporTesting
 
     @Test("a handler that throws: its error goes on, and its scope is disposed")
     func throwingHandler() async throws {
-        try await withApp(configure: { Self.configure($0) }) { app in
+        try await withApp { app in
+            Self.configure(app)
             let test = try StimpakTestScope(app)
             try await app.testing().test(.GET, "fails") { response in
                 #expect(response.status == .badRequest)
