@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 public import Stimpak
 import Synchronization
 public import Vapor

@@ -1,5 +1,5 @@
 public import Stimpak
-public import StimpakVapor
+import StimpakVapor
 public import Vapor
 
 /// The example server: its container, its routes, its configuration.
@@ -52,7 +52,7 @@ public enum ExampleApp {
         }
         // The open request scopes other than this request's own.
         routes.get("stats") { req async throws -> String in
-            let pool = try container.require(ConnectionPool.self)
+            let pool = try await container.require(ConnectionPool.self)
             let own = try req.scope
             let open = container.openScopes.filter { $0 !== own }.count
             return "open_scopes=\(open) sessions_opened=\(pool.sessionsOpened) sessions_closed=\(pool.sessionsClosed)\n"

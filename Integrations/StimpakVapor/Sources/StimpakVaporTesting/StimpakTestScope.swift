@@ -1,5 +1,5 @@
 public import Stimpak
-public import StimpakVapor
+import StimpakVapor
 import Synchronization
 public import Vapor
 
@@ -25,7 +25,7 @@ public final class StimpakTestScope: Sendable {
     public let scope: Scope
     let application: Application
     /// The request scopes disposed so far.
-    private let disposed = Mutex<[Scope]>([])
+    private let disposed = DisposedScopes()
 
     /// Opens a test scope below the app's container, installs `modules` into it, and makes the app open its
     /// request scopes below it.
@@ -42,12 +42,12 @@ public final class StimpakTestScope: Sendable {
         scope.install(modules)
         let disposed = self.disposed
         _ = application.stimpak.openRequestScopes(below: scope) { scope in
-            disposed.withLock { $0.append(scope) }
+            disposed.scopes.withLock { $0.append(scope) }
         }
     }
 
     /// How many request scopes have been disposed.
-    public var disposedRequestCount: Int { disposed.withLock(\.count) }
+    public var disposedRequestCount: Int { disposed.scopes.withLock(\.count) }
 
     /// How many request scopes are open below the test's scope.
     public var openRequestCount: Int { scope.openScopeCount }
@@ -66,7 +66,7 @@ public final class StimpakTestScope: Sendable {
             try? await Task.sleep(for: .milliseconds(1))
         }
         let open = scope.openScopes.map { "\($0.key.map { "\($0)" } ?? "?")" }
-        let scopes = disposed.withLock { $0 }
+        let scopes = disposed.scopes.withLock { $0 }
         let survivors = scopes.flatMap(\.survivors).map(\.description)
         guard open.isEmpty, survivors.isEmpty else { throw LeakReport(openScopes: open, survivors: survivors) }
     }
@@ -83,8 +83,16 @@ public final class StimpakTestScope: Sendable {
     }
 }
 
+/// The request scopes disposed so far: shared with the app's settings, which outlive no test scope's checks.
+private final class DisposedScopes: Sendable {
+    let scopes = Mutex<[Scope]>([])
+}
+
 /// ``StimpakTestScope`` made for an app that has no container: `app.stimpak.use(container)` is missing.
 public struct StimpakNotInUse: Error, CustomStringConvertible {
+    /// The error.
+    public init() {}
+
     /// What is missing, and the fix.
     public var description: String {
         "The app has no Stimpak container. Fix: call app.stimpak.use(container) (your configure function) before StimpakTestScope(app)."

@@ -37,7 +37,7 @@ import VaporTesting
         try await withApp { app in
             app.stimpak.use(container)
             app.get { req async throws -> String in
-                _ = try req.scope.require(Pool.self)
+                _ = try await req.scope.require(Pool.self)
                 return "ok"
             }
             try await app.asyncBoot()
@@ -64,7 +64,7 @@ import VaporTesting
             return try session.query("late")
         }
         try await app.startup()
-        let pool = try container.require(ConnectionPool.self)
+        let pool = try await container.require(ConnectionPool.self)
         let port = try #require(app.http.server.shared.localAddress?.port)
         async let answer = exchange(port: port, "GET /slow HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         var iterator = started.stream.makeAsyncIterator()
@@ -129,7 +129,7 @@ import VaporTesting
             let received = try await exchange(
                 port: port, "GET /stream?lines=100000 HTTP/1.1\r\nHost: localhost\r\n\r\n", readBytes: 200)
             #expect(received.hasPrefix("HTTP/1.1 200"))
-            let pool = try container.require(ConnectionPool.self)
+            let pool = try await container.require(ConnectionPool.self)
             #expect(try await eventually { pool.sessionsClosed == 1 }, "closed once the client went away")
             #expect(pool.sessionsOpened == 1)
             try await test.requireNoLeaks()
@@ -159,7 +159,7 @@ import VaporTesting
             _ = try await exchange(port: port, "GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n", readBytes: 0)
             var iterator = started.stream.makeAsyncIterator()
             await iterator.next()
-            let pool = try container.require(ConnectionPool.self)
+            let pool = try await container.require(ConnectionPool.self)
             #expect(pool.sessionsOpened == 1)
             #expect(try await eventually { pool.sessionsClosed == 1 })
             try await test.requireNoLeaks()
@@ -183,7 +183,7 @@ import VaporTesting
             ExampleApp.configure(app, container: container)
             let test = try StimpakTestScope(app)
             try await app.testing().test(.GET, "stream") { #expect($0.status == .noContent) }
-            let pool = try container.require(ConnectionPool.self)
+            let pool = try await container.require(ConnectionPool.self)
             #expect(pool.sessionsOpened == 1)
             #expect(try await eventually { pool.sessionsClosed == 1 })
             try await test.requireNoLeaks()
@@ -208,7 +208,7 @@ import VaporTesting
             try await app.testing().test(.GET, "users/7") { #expect($0.status == .ok) }
             #expect(fake.sessionsOpened == 1)
             #expect(fake.sessionsClosed == 1)
-            #expect(try container.require(ConnectionPool.self).sessionsOpened == 0)
+            #expect(try await container.require(ConnectionPool.self).sessionsOpened == 0)
             try await test.requireNoLeaks()
         }
     }
@@ -249,7 +249,7 @@ import VaporTesting
             container.register(Kept.self, reuse: .inScope) { Kept() }
             app.stimpak.use(container)
             app.get { req async throws -> String in
-                let instance = try req.scope.require(Kept.self)
+                let instance = try await req.scope.require(Kept.self)
                 kept.withLock { $0.append(instance) }
                 return "ok"
             }

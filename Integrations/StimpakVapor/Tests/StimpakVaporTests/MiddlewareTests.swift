@@ -16,7 +16,7 @@ import VaporTesting
             throw Abort(.badRequest, reason: "refused")
         }
         app.get("missing") { req async throws -> String in
-            try req.scope.require(Unregistered.self).name
+            try await req.scope.require(Unregistered.self).name
         }
     }
 
@@ -97,7 +97,7 @@ import VaporTesting
         let container = ExampleApp.makeContainer()
         let app = try await Application.make(.testing, logger: log.logger())
         app.stimpak.use(container, showsErrorDetails: showsErrorDetails)
-        app.get("missing") { req async throws -> String in try req.scope.require(Unregistered.self).name }
+        app.get("missing") { req async throws -> String in try await req.scope.require(Unregistered.self).name }
         do {
             try await app.testing().test(.GET, "missing") { response in
                 #expect(response.status == .internalServerError)
@@ -127,7 +127,7 @@ import VaporTesting
         let app = try await Application.make(.testing, logger: log.logger())
         app.stimpak.use(container)
         app.get { req async throws -> String in
-            _ = try req.scope.require(Broken.self)
+            _ = try await req.scope.require(Broken.self)
             return "ok"
         }
         try await app.testing().test(.GET, "/") { #expect($0.status == .ok) }
@@ -160,9 +160,9 @@ import VaporTesting
             app.stimpak.use(Container())
             app.get("current") { req async throws -> String in
                 let current = try Scope.current
-                let id: RequestIdentifier = try inject()
-                let logger: Logger = try inject()
-                let provided: Request = try inject()
+                let id: RequestIdentifier = try await inject()
+                let logger: Logger = try await inject()
+                let provided: Request = try await inject()
                 return "\(current === (try req.scope)) \(id == RequestIdentifier(req.id)) \(Handler().id == id)"
                     + " \(logger[metadataKey: "request-id"]?.description == req.id) \(provided.url.path)"
             }
