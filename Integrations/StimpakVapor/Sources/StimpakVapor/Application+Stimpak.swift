@@ -30,8 +30,8 @@ extension Application {
         /// route has `req.scope`) and a ``StimpakLifecycleHandler`` (the container validated and its eager
         /// singletons made at boot, disposed at shutdown once the server has drained).
         ///
-        /// Call it before adding middleware that resolves from `req.scope`: the global middleware runs in the
-        /// order it is added.
+        /// Call it once, before adding middleware that resolves from `req.scope`: the global middleware runs
+        /// in the order it is added. A second call is logged at error level and changes nothing.
         /// - Parameters:
         ///   - container: The container.
         ///   - showsErrorDetails: Whether a ``Stimpak/ResolutionError``'s message goes into the 500 response;
@@ -42,6 +42,11 @@ extension Application {
         public func use(
             _ container: Container, showsErrorDetails: Bool? = nil, bindsCurrentScope: Bool = true, validatesAtBoot: Bool = true
         ) {
+            guard self.container == nil else {
+                application.logger.error(
+                    "app.stimpak.use(_:) is called a second time: the app keeps its first container. Fix: call it once, in configure(_:).")
+                return
+            }
             let environment = application.environment
             let settings = StimpakSettings(
                 parent: container.root,
@@ -52,10 +57,6 @@ extension Application {
             application.middleware.use(StimpakMiddleware(settings: settings))
             application.lifecycle.use(StimpakLifecycleHandler(container: container, validates: validatesAtBoot))
         }
-
-        /// The scope the request scopes open below: the container's root, or a test's scope
-        /// (`StimpakVaporTesting`); nil before ``use(_:showsErrorDetails:bindsCurrentScope:validatesAtBoot:)``.
-        public var requestScopeParent: Scope? { application.storage[Key.self]?.current.parent }
 
         /// Opens the request scopes below `parent`, and calls `afterDisposal` with each once it is disposed.
         package func openRequestScopes(below parent: Scope, afterDisposal: (@Sendable (Scope) -> Void)?) -> Bool {

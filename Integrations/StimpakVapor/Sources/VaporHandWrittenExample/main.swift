@@ -96,7 +96,7 @@ app.get("stream") { req async throws -> Response in
             try? await session.close()
         }))
 }
-app.get("stats") { _ -> String in
+app.get("stats") { _ async -> String in
     "open_scopes=0 sessions_opened=\(pool.sessionsOpened) sessions_closed=\(pool.sessionsClosed)\n"
 }
 

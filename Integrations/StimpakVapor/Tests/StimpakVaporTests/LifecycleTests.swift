@@ -50,6 +50,27 @@ import VaporTesting
         #expect(closed.count == 1, "the async hook was awaited")
     }
 
+    /// A synchronous program's app, made with `Application(_:)`, that resolves `Pool` and shuts down with
+    /// `shutdown()`: Vapor's synchronous API, deprecated, on purpose.
+    @available(*, deprecated, message: "uses Vapor's synchronous Application API on purpose")
+    func runSynchronously(_ container: Container) throws {
+        let app = Application(.testing)
+        app.stimpak.use(container)
+        _ = try container.require(Pool.self)
+        app.shutdown()
+    }
+
+    @available(*, deprecated, message: "uses Vapor's synchronous Application API on purpose")
+    @Test("a synchronous app.shutdown() disposes the container too, its async hooks started")
+    func synchronousShutdown() async throws {
+        let closed = Counter()
+        let container = Container()
+        container.register(Pool.self, reuse: .singleton) { Pool(closed: closed) }
+        try runSynchronously(container)
+        #expect(container.isDisposed)
+        #expect(try await eventually { closed.count == 1 })
+    }
+
     @Test("at shutdown the server drains first: a request under way finishes with its session, then the container is disposed")
     func shutdownDrainsTheServer() async throws {
         let container = ExampleApp.makeContainer()
@@ -211,6 +232,18 @@ import VaporTesting
             #expect(try await container.require(ConnectionPool.self).sessionsOpened == 0)
             try await test.requireNoLeaks()
         }
+    }
+
+    @Test("app.stimpak.use called twice: the first container stays, and the second call is logged")
+    func useTwice() async throws {
+        let log = RecordedLog()
+        let first = Container()
+        let app = try await Application.make(.testing, logger: log.logger())
+        app.stimpak.use(first)
+        app.stimpak.use(Container())
+        #expect(app.stimpak.container === first)
+        #expect(log.entries.contains { $0.level == .error && $0.message.contains("second time") })
+        try await app.asyncShutdown()
     }
 
     @Test("a test scope needs the app's container: the error says to call app.stimpak.use")

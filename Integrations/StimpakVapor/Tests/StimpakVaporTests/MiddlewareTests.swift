@@ -3,6 +3,7 @@ import Stimpak
 import StimpakVapor
 import StimpakVaporExampleApp
 import StimpakVaporTesting
+import Synchronization
 import Testing
 import VaporTesting
 
@@ -186,6 +187,25 @@ import VaporTesting
             #expect(test.disposedRequestCount == 1)
             #expect(try await container.require(ConnectionPool.self).sessionsClosed == 1)
             try await test.requireNoLeaks()
+        }
+    }
+
+    @Test("req.scope read after the response was sent: a 500 that says to resolve in the handler")
+    func scopeAfterTheResponse() async throws {
+        let kept = Mutex<Request?>(nil)
+        try await withApp { app in
+            app.stimpak.use(Container())
+            app.get { req async throws -> String in
+                kept.withLock { $0 = req }
+                return "\(try req.scope)"
+            }
+            try await app.testing().test(.GET, "/") { #expect($0.status == .ok) }
+            let request = try #require(kept.withLock { $0 })
+            #expect {
+                _ = try request.scope
+            } throws: { error in
+                (error as? MissingRequestScope)?.cause == .responseSent && "\(error)".contains("Fix: resolve")
+            }
         }
     }
 }
