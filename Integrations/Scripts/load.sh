@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Load: the Hummingbird example with Stimpak (a request scope per request, an async .inScope session that is
+# Load: an integration's example with Stimpak (a request scope per request, an async .inScope session that is
 # AsyncDisposable, a provided request value, a singleton pool) against the same handlers without a container,
 # both in release, under wrk on 127.0.0.1 only, in interleaved rounds of bounded length. Prints the median
 # throughput ratio, the added microseconds per request (wall, and server CPU), the p99 latency of each, the
 # resident memory before and after, and the open scopes and unclosed sessions after the run.
 #
-#   Integrations/Scripts/load.sh            # 5 rounds of 10 s each, 64 connections, GET /orders
+#   Integrations/Scripts/load.sh            # Hummingbird: 5 rounds of 10 s each, 64 connections, GET /orders
+#   Integrations/Scripts/load.sh vapor      # the Vapor pair, the same way
 #   ROUNDS=3 SECONDS_PER_ROUND=5 CONNECTIONS=32 ROUTE=/users/7 Integrations/Scripts/load.sh
 set -euo pipefail
-cd "$(dirname "$0")/../StimpakHummingbird"
+case "${1:-hummingbird}" in
+hummingbird) package=StimpakHummingbird stimpak_product=stimpak-hummingbird-example hand_product=hand-written-example ;;
+vapor) package=StimpakVapor stimpak_product=stimpak-vapor-example hand_product=vapor-hand-written-example ;;
+*) echo "usage: $0 [hummingbird|vapor]" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")/../$package"
 export PATH="/opt/swift/usr/bin:$PATH"
 rounds=${ROUNDS:-5}
 seconds=${SECONDS_PER_ROUND:-10}
@@ -20,16 +26,16 @@ hand_port=${HAND_PORT:-18081}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 
 echo "== release build"
-swift build -c release --product stimpak-hummingbird-example >/dev/null
-swift build -c release --product hand-written-example >/dev/null
+swift build -c release --product "$stimpak_product" >/dev/null
+swift build -c release --product "$hand_product" >/dev/null
 bin=$(swift build -c release --show-bin-path)
 
 pids=()
 stop() { for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap stop EXIT
-LOG_LEVEL=warning PORT=$stimpak_port "$bin/stimpak-hummingbird-example" & stimpak_pid=$!
+LOG_LEVEL=warning PORT=$stimpak_port "$bin/$stimpak_product" & stimpak_pid=$!
 pids+=("$stimpak_pid")
-LOG_LEVEL=warning PORT=$hand_port "$bin/hand-written-example" & hand_pid=$!
+LOG_LEVEL=warning PORT=$hand_port "$bin/$hand_product" & hand_pid=$!
 pids+=("$hand_pid")
 for port in "$stimpak_port" "$hand_port"; do
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/stats" >/dev/null && break; sleep 0.1; done
@@ -59,7 +65,7 @@ run() {  # run NAME PORT PID: one round; prints "rps p99ms cpu_us_per_request"
   echo "$(awk '/Requests\/sec/ { print $2 }' <<<"$out") $(to_ms "$(awk '$1 == "99%" { print $2 }' <<<"$out")")" \
     "$(awk -v t=$((after - before)) -v hz="$ticks_per_second" -v n="$requests" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')"
 }
-echo "== $rounds interleaved rounds of ${seconds} s, $connections connections, $threads wrk threads, GET $route"
+echo "== $package: $rounds interleaved rounds of ${seconds} s, $connections connections, $threads wrk threads, GET $route"
 printf "%-6s %14s %14s %8s %10s %10s\n" round "stimpak rps" "hand rps" ratio "p99 S ms" "p99 H ms"
 for round in $(seq "$rounds"); do
   if (( round % 2 )); then

@@ -1,0 +1,116 @@
+public import Stimpak
+import StimpakVapor
+import Synchronization
+public import Vapor
+
+/// A test's own scope between the app's container and its requests: it holds the test's fakes, the
+/// requests' scopes open below it, and it checks afterwards that none is left open and no instance outlives
+/// its scope.
+///
+/// ```swift
+/// @Test func ordersUseTheFakePool() async throws {
+///     try await withApp(configure: App.configure) { app in
+///         let test = try StimpakTestScope(app, installing: FakePool())   // a ScopeModule
+///         try await app.testing().test(.GET, "orders") { #expect($0.status == .ok) }
+///         try await test.requireNoLeaks()
+///     }
+/// }
+/// ```
+/// It turns on the container's ``Stimpak/Container/tracksInstances``, so that the instances of each request's
+/// scope can be checked once it is disposed.
+public final class StimpakTestScope: Sendable {
+    /// The app's container.
+    public let container: Container
+    /// The test's scope: the parent of every request scope the app opens from now on.
+    public let scope: Scope
+    let application: Application
+    /// The request scopes disposed so far.
+    private let disposed = DisposedScopes()
+
+    /// Opens a test scope below the app's container, installs `modules` into it, and makes the app open its
+    /// request scopes below it.
+    /// - Parameters:
+    ///   - application: The app, after `app.stimpak.use(container)`.
+    ///   - modules: The test's fakes: their registrations override the container's in every request.
+    /// - Throws: ``StimpakNotInUse`` when the app has no container.
+    public init(_ application: Application, installing modules: any ScopeModule...) throws(StimpakNotInUse) {
+        guard let container = application.stimpak.container else { throw StimpakNotInUse() }
+        self.application = application
+        self.container = container
+        container.tracksInstances = true
+        scope = container.openScope()
+        scope.install(modules)
+        let disposed = self.disposed
+        _ = application.stimpak.openRequestScopes(below: scope) { scope in
+            disposed.scopes.withLock { $0.append(scope) }
+        }
+    }
+
+    /// How many request scopes have been disposed.
+    public var disposedRequestCount: Int { disposed.scopes.withLock(\.count) }
+
+    /// How many request scopes are open below the test's scope.
+    public var openRequestCount: Int { scope.openScopeCount }
+
+    /// Throws when a request scope is still open below the test's scope, or an instance a disposed request
+    /// scope cached is still alive.
+    ///
+    /// A streamed response's scope is disposed in a task of its own once Vapor releases the response: this
+    /// waits up to `timeout` for the open request scopes to close first.
+    /// - Parameter timeout: How long to wait for the request scopes still open to be disposed.
+    /// - Throws: ``LeakReport``.
+    public func requireNoLeaks(timeout: Duration = .seconds(5)) async throws(LeakReport) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while scope.openScopeCount > 0 && clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        let open = scope.openScopes.map { "\($0.key.map { "\($0)" } ?? "?")" }
+        let scopes = disposed.scopes.withLock { $0 }
+        let survivors = scopes.flatMap(\.survivors).map(\.description)
+        guard open.isEmpty, survivors.isEmpty else { throw LeakReport(openScopes: open, survivors: survivors) }
+    }
+
+    /// Makes every registration in a copy of the container with a request's values provided, as a request
+    /// scope below the test's scope has them (see ``Stimpak/Container/validateByResolving()``).
+    /// - Returns: The problems found.
+    public func validateRequestScope() async -> ValidationReport {
+        let request = scope.openScope()
+        request.provideSampleRequestValues(application: application)
+        let report = await container.validateByResolving()
+        await request.dispose()
+        return report
+    }
+}
+
+/// The request scopes disposed so far: shared with the app's settings, which outlive no test scope's checks.
+private final class DisposedScopes: Sendable {
+    let scopes = Mutex<[Scope]>([])
+}
+
+/// ``StimpakTestScope`` made for an app that has no container: `app.stimpak.use(container)` is missing.
+public struct StimpakNotInUse: Error, CustomStringConvertible {
+    /// The error.
+    public init() {}
+
+    /// What is missing, and the fix.
+    public var description: String {
+        "The app has no Stimpak container. Fix: call app.stimpak.use(container) (your configure function) before StimpakTestScope(app)."
+    }
+}
+
+/// What ``StimpakTestScope/requireNoLeaks(timeout:)`` found.
+public struct LeakReport: Error, CustomStringConvertible {
+    /// The request scopes left open, by key.
+    public let openScopes: [String]
+    /// The instances alive after their request scope was disposed.
+    public let survivors: [String]
+
+    /// The open scopes and the survivors, a line each.
+    public var description: String {
+        var lines: [String] = []
+        if !openScopes.isEmpty { lines.append("\(openScopes.count) request scopes left open: \(openScopes)") }
+        if !survivors.isEmpty { lines.append("\(survivors.count) instances outlived their request scope: \(survivors)") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,211 @@
+import Logging
+import Stimpak
+import StimpakVapor
+import StimpakVaporExampleApp
+import StimpakVaporTesting
+import Synchronization
+import Testing
+import VaporTesting
+
+/// A request scope per request: isolation, disposal however the request ends, errors, the current scope.
+@Suite(.timeLimit(.minutes(2))) struct MiddlewareTests {
+    /// The example's routes, plus routes that throw.
+    static func configure(_ app: Application, container: Container = ExampleApp.makeContainer()) {
+        ExampleApp.configure(app, container: container, showsErrorDetails: true)
+        app.get("fails") { req async throws -> String in
+            _ = try await req.scope.require(DatabaseSession.self)
+            throw Abort(.badRequest, reason: "refused")
+        }
+        app.get("missing") { req async throws -> String in
+            try await req.scope.require(Unregistered.self).name
+        }
+    }
+
+    struct Unregistered: Sendable {
+        let name: String
+    }
+
+    @Test("100 concurrent requests: a session each, each closed exactly once, no scope left, nothing survives")
+    func concurrentRequestsAreIsolated() async throws {
+        try await withApp { app in
+            Self.configure(app)
+            let test = try StimpakTestScope(app)
+            let tester = try app.testing()
+            let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+                for request in 0..<100 {
+                    group.addTask {
+                        let uri = request.isMultiple(of: 2) ? "orders" : "users/\(request)"
+                        let response = try await tester.sendRequest(.GET, uri)
+                        #expect(response.status == .ok)
+                        return response.body.string
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let sessions = Set(bodies.compactMap { $0.firstMatch(of: /on session (\d+)/).flatMap { Int($0.1) } })
+            #expect(sessions.count == 100, "a session of its own for each request")
+            #expect(bodies.filter { $0.contains("orders") }.allSatisfy { $0.contains("one session: true") })
+            let pool = try await test.container.require(ConnectionPool.self)
+            #expect(pool.sessionsOpened == 100)
+            #expect(pool.sessionsClosed == 100, "closed exactly once each: a second close throws and is logged")
+            #expect(test.disposedRequestCount == 100)
+            #expect(test.openRequestCount == 0)
+            #expect(test.container.openScopeCount == 1, "only the test's own scope")
+            try await test.requireNoLeaks()
+        }
+    }
+
+    @Test("a body streamed after the handler returned uses the live session; the scope is disposed after it")
+    func streamedBody() async throws {
+        try await withApp { app in
+            Self.configure(app)
+            let test = try StimpakTestScope(app)
+            try await app.testing().test(.GET, "stream?lines=5") { response in
+                #expect(response.status == .ok)
+                let lines = response.body.string.split(separator: "\n")
+                #expect(lines.count == 5)
+                #expect(lines.allSatisfy { $0.contains("on session 1") }, "\(lines)")
+            }
+            let pool = try await test.container.require(ConnectionPool.self)
+            #expect(try await eventually { pool.sessionsClosed == 1 })
+            #expect(pool.sessionsOpened == 1)
+            try await test.requireNoLeaks()
+            #expect(test.disposedRequestCount == 1)
+        }
+    }
+
+    @Test("a handler that throws: its error goes on, and its scope is disposed")
+    func throwingHandler() async throws {
+        try await withApp { app in
+            Self.configure(app)
+            let test = try StimpakTestScope(app)
+            try await app.testing().test(.GET, "fails") { response in
+                #expect(response.status == .badRequest)
+                #expect(response.body.string.contains("refused"))
+            }
+            #expect(try await test.container.require(ConnectionPool.self).sessionsClosed == 1)
+            #expect(test.disposedRequestCount == 1)
+            #expect(test.openRequestCount == 0)
+            try await test.requireNoLeaks()
+        }
+    }
+
+    @Test(
+        "a resolution error becomes a 500 that says what failed in development, only the request id otherwise, and is logged at error level with the request id",
+        arguments: [true, false])
+    func resolutionError(showsErrorDetails: Bool) async throws {
+        let log = RecordedLog()
+        let container = ExampleApp.makeContainer()
+        let app = try await Application.make(.testing, logger: log.logger())
+        app.stimpak.use(container, showsErrorDetails: showsErrorDetails)
+        app.get("missing") { req async throws -> String in try await req.scope.require(Unregistered.self).name }
+        do {
+            try await app.testing().test(.GET, "missing") { response in
+                #expect(response.status == .internalServerError)
+                let body = response.body.string
+                #expect(body.contains("Unregistered") == showsErrorDetails, "\(body)")
+                #expect(body.contains("request "))
+            }
+        } catch {
+            try await app.asyncShutdown()
+            throw error
+        }
+        try await app.asyncShutdown()
+        let errors = log.entries.filter { $0.level == .error }
+        #expect(errors.count == 1, "\(errors.map(\.message))")
+        #expect(errors.first?.metadata["request-id"] != nil)
+        #expect(errors.first?.metadata["stimpak.error"]?.description.contains("Unregistered") == true)
+    }
+
+    @Test("a disposal hook that throws is logged at error level with the request id")
+    func disposalFailureIsLogged() async throws {
+        final class Broken: Disposable {
+            func dispose() throws { throw SessionClosed() }
+        }
+        let log = RecordedLog()
+        let container = Container()
+        container.register(Broken.self, reuse: .inScope) { Broken() }
+        let app = try await Application.make(.testing, logger: log.logger())
+        app.stimpak.use(container)
+        app.get { req async throws -> String in
+            _ = try await req.scope.require(Broken.self)
+            return "ok"
+        }
+        try await app.testing().test(.GET, "/") { #expect($0.status == .ok) }
+        try await app.asyncShutdown()
+        let errors = log.entries.filter { $0.level == .error }
+        #expect(errors.count == 1, "\(errors.map(\.message))")
+        #expect(errors.first?.message.contains("Broken") == true)
+        #expect(errors.first?.metadata["request-id"] != nil)
+    }
+
+    @Test("req.scope without the middleware: a 500 that says to call app.stimpak.use")
+    func missingMiddleware() async throws {
+        try await withApp { app in
+            app.get { req async throws -> String in "\(try req.scope)" }
+            try await app.testing().test(.GET, "/") { response in
+                #expect(response.status == .internalServerError)
+                #expect(response.body.string.contains("app.stimpak.use(container)"), "\(response.body.string)")
+            }
+        }
+    }
+
+    /// A handler's object whose property is injected from the current scope when the handler makes it.
+    struct Handler {
+        @Injected var id: RequestIdentifier
+    }
+
+    @Test("the handler's task has the request scope as the current scope, with the request's values")
+    func currentScopeAndProvidedValues() async throws {
+        try await withApp { app in
+            app.stimpak.use(Container())
+            app.get("current") { req async throws -> String in
+                let current = try Scope.current
+                let id: RequestIdentifier = try await inject()
+                let logger: Logger = try await inject()
+                let provided: Request = try await inject()
+                return "\(current === (try req.scope)) \(id == RequestIdentifier(req.id)) \(Handler().id == id)"
+                    + " \(logger[metadataKey: "request-id"]?.description == req.id) \(provided.url.path)"
+            }
+            try await app.testing().test(.GET, "current") { response in
+                #expect(response.body.string == "true true true true /current")
+            }
+        }
+    }
+
+    @Test("without binding, req.scope opens the scope on first use: a route that resolves nothing opens none")
+    func lazyScope() async throws {
+        try await withApp { app in
+            let container = ExampleApp.makeContainer()
+            app.stimpak.use(container, bindsCurrentScope: false)
+            ExampleApp.addRoutes(to: app, container: container)
+            app.get("plain") { _ in "plain" }
+            let test = try StimpakTestScope(app)
+            try await app.testing().test(.GET, "plain") { #expect($0.status == .ok) }
+            #expect(test.disposedRequestCount == 0, "no scope opened")
+            try await app.testing().test(.GET, "orders") { #expect($0.status == .ok) }
+            #expect(test.disposedRequestCount == 1)
+            #expect(try await container.require(ConnectionPool.self).sessionsClosed == 1)
+            try await test.requireNoLeaks()
+        }
+    }
+
+    @Test("req.scope read after the response was sent: a 500 that says to resolve in the handler")
+    func scopeAfterTheResponse() async throws {
+        let kept = Mutex<Request?>(nil)
+        try await withApp { app in
+            app.stimpak.use(Container())
+            app.get { req async throws -> String in
+                kept.withLock { $0 = req }
+                return "\(try req.scope)"
+            }
+            try await app.testing().test(.GET, "/") { #expect($0.status == .ok) }
+            let request = try #require(kept.withLock { $0 })
+            #expect {
+                _ = try request.scope
+            } throws: { error in
+                (error as? MissingRequestScope)?.cause == .responseSent && "\(error)".contains("Fix: resolve")
+            }
+        }
+    }
+}
