@@ -142,6 +142,20 @@ let instructionScenarios: [InstructionScenario] = [
             }
         }
     },
+    // Between the two: the synchronous session, resolved and disposed with `await` (what the async session adds
+    // beyond the awaits themselves).
+    InstructionScenario(name: "awaited-sync-session-cycle") {
+        let container = makeStimpak()
+        return { n in
+            inTask {
+                for _ in 0..<n {
+                    let request = container.openScope()
+                    sink(await request.resolve(SyncSession10.self)!)
+                    await request.dispose()
+                }
+            }
+        }
+    },
     InstructionScenario(name: "swinject-transient") {
         let container = makeSwinject()
         return { n in for _ in 0..<n { sink(container.resolve(Foo1.self)!) } }

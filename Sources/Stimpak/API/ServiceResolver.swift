@@ -73,8 +73,9 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
 
     /// The metadata of `InstanceBox<Service>` once looked up (see ``boxType``), or 0.
     let boxTypeWord: AtomicWord
-    /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
-    /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
+    /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it is
+    /// `Disposable`, its second bit when it is `AsyncDisposable`; 0 before the first check. Read and written
+    /// atomically: a stale value only costs a cast.
     let disposableCheck: AtomicWord
     /// Whether `Service` is a class type (not a protocol's existential, not a value type): an instance's
     /// dynamic type is then read from the object itself (see ``dynamicType(of:)``), and a cache keeps the

@@ -132,6 +132,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     /// For an awaitable ``Code/requiresAwait``: the instance is made and cached, and its `resolved` callback
     /// waits for an instance only an `await` can get, which the `async` resolve awaits before running it again.
     @usableFromInline var awaitingCallback: AwaitingCallback?
+    /// For an awaitable ``Code/requiresAwait``: the empty slot the synchronous attempt found for an `async`
+    /// factory, where the `async` resolve goes on.
+    @usableFromInline var awaitablePlace: AwaitablePlace?
     /// For ``Code/weakValueType``: a ``WeakReference`` (or ``WeakInjected``) resolved a value, not a `.weak`
     /// registration.
     var isWeakReference = false
