@@ -78,6 +78,11 @@ final class ReportScreen: Sendable {
     let exporter: Lazy<PDFExporter>
     init(_ exporter: Lazy<PDFExporter>) { self.exporter = exporter }
 }
+/// A screen whose wrappers its registration declares (the Servers and property-wrapper articles).
+final class OrderScreen: @unchecked Sendable {  // the wrappers are set once, when it is made
+    @Injected var repository: OrderRepository
+    @LazyInjected var exporter: PDFExporter
+}
 protocol Plugin: Sendable {}
 
 protocol OrderStore: Sendable {}

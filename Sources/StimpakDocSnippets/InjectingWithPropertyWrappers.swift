@@ -26,4 +26,10 @@ enum InjectingWithPropertyWrappersSnippets {
         let api = try await inject(Api.self)                   // throws, never stops
         _ = api
     }
+
+    static func asyncRule(container: Container) throws {
+        container.register(OrderScreen.self) { OrderScreen() }
+            .dependsOn(Injected<OrderRepository>.self, LazyInjected<PDFExporter>.self)
+        try container.requireValid()                           // fails if either one's factory is async
+    }
 }

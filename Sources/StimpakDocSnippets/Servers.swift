@@ -14,6 +14,19 @@ enum ServersSnippets {
         return body
     }
 
+    static func ownScope(container: Container, httpRequest: HTTPRequest, requestID: Int) async throws -> String {
+        let request = container.openScope(requestID, sharing: .never)   // this request's own, whatever another sends
+        request.provide(httpRequest)
+        let reply = try await request.require(Session.self).handle(httpRequest)
+        await request.dispose()
+        return reply
+    }
+
+    static func wrapperDeclarations(container: Container) {
+        container.register(OrderScreen.self) { OrderScreen() }
+            .dependsOn(Injected<OrderRepository>.self, LazyInjected<PDFExporter>.self)
+    }
+
     static func asyncServices(container: Container, request: Scope) async throws {
         container.register(Session.self, reuse: .inScope) { (scope: Scope) async throws in
             Session(pool: try await scope.require(ConnectionPool.self))

@@ -406,3 +406,87 @@ final class Outer: @unchecked Sendable {  // set once, when it is made
         #expect(outer.mark === childMark, "the outer async factory's, after the inner returned")
     }
 }
+
+/// The rule for async services: a property wrapper resolves synchronously, so it reaches only a service made
+/// synchronously; `validate()` reports each declared use of one whose factory is `async`.
+@Suite struct WrapperAsyncRuleTests {
+    final class Feed: Sendable { init() {} }  // made by an async factory
+    final class Clock: Sendable { init() {} }  // made by a synchronous one
+    final class FeedScreen: @unchecked Sendable {  // set once, when it is made
+        @Injected var feed: Feed
+    }
+    final class LazyScreen: Sendable { init() {} }
+    final class WeakScreen: Sendable { init() {} }
+    final class OptionalScreen: Sendable { init() {} }
+    final class Reader: Sendable { init(_ feed: Lazy<Feed>) {} }
+
+    @Test("validate() reports every declared wrapper of an async service, naming the service, the wrapper and the fix")
+    func validateReportsEachWrapperOfAnAsyncService() throws {
+        let container = Container()
+        container.register(Feed.self, reuse: .inScope) { () async in Feed() }
+        container.register(Clock.self) { Clock() }
+        container.register(FeedScreen.self) { FeedScreen() }.dependsOn(Injected<Feed>.self, Injected<Clock>.self)
+        // An async factory cannot await for its instance's wrappers either: they resolve in `init`.
+        container.register(LazyScreen.self) { () async in LazyScreen() }.dependsOn(LazyInjected<Feed>.self)
+        container.register(WeakScreen.self, reuse: .inScope) { WeakScreen() }.dependsOn(WeakInjected<Feed>.self)
+        container.register(OptionalScreen.self) { OptionalScreen() }.dependsOn(OptionalInjected<Feed>.self)
+        let problems = container.validate().problems
+        #expect(problems.map(\.code) == Array(repeating: .requiresAwait, count: 4), "\(problems)")
+        let owners: [Any.Type] = [FeedScreen.self, LazyScreen.self, WeakScreen.self, OptionalScreen.self]
+        #expect(problems.map(\.path.first) == owners.map { ServiceKey(service: $0) })
+        #expect(problems.allSatisfy { $0.requested == ServiceKey(service: Feed.self) })
+        for (problem, wrapper) in zip(problems, ["@Injected", "@LazyInjected", "@WeakInjected", "@OptionalInjected"]) {
+            let text = problem.description
+            #expect(text.contains("\(wrapper) in \(problem.path[0])"), "\(text)")
+            #expect(text.contains("Feed's factory is async"), "\(text)")
+            #expect(text.contains("try await scope.require(Feed.self)"), "\(text)")
+        }
+    }
+
+    @Test("validate() reports a Lazy parameter of an async service: its value resolves synchronously")
+    func lazyParameterOfAnAsyncService() {
+        let container = Container()
+        container.register(Feed.self) { () async in Feed() }
+        container.autowire(Reader.self, Reader.init)
+        let problems = container.validate().problems
+        #expect(problems.map(\.code) == [.requiresAwait])
+        #expect(problems.first?.description.contains("Lazy<Feed> in Reader") == true, "\(problems)")
+    }
+
+    @Test("a declared wrapper is a dependency like any other: missing, in a cycle (@Injected) or not (@LazyInjected)")
+    func declaredWrappersAreDependencies() {
+        let container = Container()
+        container.register(FeedScreen.self) { FeedScreen() }.dependsOn(Injected<Feed>.self)
+        #expect(container.validate().problems.map(\.code) == [.notRegistered])
+        container.register(Feed.self) { Feed() }.dependsOn(Injected<FeedScreen>.self)
+        #expect(container.validate().problems.map(\.code) == [.dependencyCycle])
+        container.register(Feed.self, ifAlreadyRegistered: .replace) { Feed() }.dependsOn(LazyInjected<FeedScreen>.self)
+        #expect(container.validate().isValid)
+    }
+
+    @Test("validateByResolving() does not make what a wrapper of an async service would stop the program in")
+    func byResolvingSkipsWhatWouldStop() async {
+        let container = Container()
+        container.register(Feed.self) { () async in Feed() }
+        container.register(FeedScreen.self) { FeedScreen() }.dependsOn(Injected<Feed>.self)
+        container.register(Clock.self) { scope in
+            _ = try scope.require(FeedScreen.self); return Clock()
+        }
+        .dependsOn(FeedScreen.self)
+        let report = await container.validateByResolving()
+        #expect(report.problems.map(\.code) == [.requiresAwait])
+    }
+
+    @Test("@Injected of a service whose factory is async stops the program with the rule and the fix")
+    func injectedOfAnAsyncServiceStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let container = Container()
+            container.register(Feed.self) { () async in Feed() }
+            _ = container.root.withCurrent { FeedScreen() }
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("@Injected"))
+        #expect(text.contains("Feed's factory is async"))
+        #expect(text.contains("try await scope.require(Feed.self)"))
+    }
+}

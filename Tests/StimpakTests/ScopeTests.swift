@@ -362,6 +362,82 @@ import Stimpak
             #expect(log.count(of: "dispose") == (round + 1) / 2)
         }
     }
+
+    @Test("a scope opened with sharing: .never is its own: openScope(key) and scope[key] find only a shared child")
+    func ownScopeIsNeverFoundByKey() throws {
+        struct RequestID: Hashable { let value: String }  // a key of the user's type: compared outside the lock
+        for key in [AnyHashable("X-Request-ID 7"), AnyHashable(7), AnyHashable(RequestID(value: "7"))] {
+            let container = Container()
+            let own = container.openScope(key, sharing: .never)
+            let other = container.openScope(key, sharing: .never)
+            #expect(own !== other, "a colliding key opens another scope")
+            #expect(own.key == key && other.key == key)
+            #expect(container[key] == nil, "an own scope is not found by its key")
+            let shared = container.openScope(key)
+            #expect(shared !== own && shared !== other, "find-or-open never returns an own scope")
+            #expect(container.openScope(key) === shared && container.openScope(key, sharing: .byKey) === shared)
+            #expect(container[key] === shared)
+            #expect(container.openScopes.count == 3 && container.openScopes.first === own)
+            #expect(container.disposeScope(key).isEmpty)
+            #expect(shared.isDisposed && !own.isDisposed && !other.isDisposed, "disposing by key disposes the shared one")
+            own.dispose()
+            #expect(!other.isDisposed)
+            other.dispose()
+            #expect(container.openScopeCount == 0)
+        }
+    }
+
+    @Test("an own scope matches .scopedTo by its key, as a shared one does")
+    func ownScopeMatchesScopedTo() throws {
+        let container = Container()
+        container.register(Foo.self, reuse: .scopedTo("checkout")) { Foo() }
+        let checkout = container.openScope("checkout", sharing: .never)
+        #expect(try checkout.openScope().require(Foo.self) === checkout.require(Foo.self))
+    }
+
+    @Test(
+        "two concurrent requests with the same key get two scopes, each disposed once, neither under the other",
+        arguments: [false, true])
+    func collidingRequestKeys(withScope: Bool) async throws {
+        let log = EventLog()
+        let container = Container()
+        let made = Counter()
+        container.register(Tracked.self, reuse: .inScope) { Tracked("session \(made.next())", log: log) }
+        let bothResolved = AsyncLatch(count: 2)
+        let firstDisposed = AsyncLatch(count: 1)
+        // The first request ends while the second still works in its scope.
+        @Sendable func request(isFirst: Bool) async throws -> (Scope, Tracked, Bool) {
+            let body: @Sendable (Scope) async throws -> (Scope, Tracked, Bool) = { scope in
+                let session = try await scope.require(Tracked.self)
+                bothResolved.arrive()
+                await bothResolved.wait()
+                if !isFirst { await firstDisposed.wait() }
+                let again = await scope.resolve(Tracked.self)
+                return (scope, session, !scope.isDisposed && again === session)
+            }
+            let result: (Scope, Tracked, Bool)
+            if withScope {
+                result = try await container.withScope("X-Request-ID: 1", body)
+            } else {
+                let scope = container.openScope("X-Request-ID: 1", sharing: .never)
+                result = try await body(scope)
+                await scope.dispose()
+            }
+            if isFirst { firstDisposed.arrive() }
+            return result
+        }
+        async let first = request(isFirst: true)
+        async let second = request(isFirst: false)
+        let (firstScope, firstSession, firstIntact) = try await first
+        let (secondScope, secondSession, secondIntact) = try await second
+        #expect(firstScope !== secondScope)
+        #expect(firstSession !== secondSession)
+        #expect(firstIntact && secondIntact, "the first request's disposal left the second's scope and session alone")
+        #expect(firstScope.isDisposed && secondScope.isDisposed)
+        #expect(log.count(of: "dispose session 1") == 1 && log.count(of: "dispose session 2") == 1)
+        #expect(log.events.count == 2)
+        #expect(container.openScopeCount == 0)
+    }
 }
 
 protocol Plugin: AnyObject {}

@@ -25,6 +25,8 @@ func makeStimpak() -> Stimpak.Container {
     container.register(Foo9W.self, reuse: .weak) { Foo9W() }
     container.register(Foo10A.self, reuse: .singleton) { () async in Foo10A() }
     container.register(Request10.self, reuse: .inScope) { () async in Request10() }
+    container.register(AsyncSession10.self, reuse: .inScope) { () async in AsyncSession10() }
+    container.register(SyncSession10.self, reuse: .inScope) { SyncSession10() }
     return container
 }
 

@@ -116,6 +116,46 @@ let instructionScenarios: [InstructionScenario] = [
             done.wait()
         }
     },
+    // A server's request: open a scope, `await` its `.inScope` session (an async factory, an async hook),
+    // `await dispose()`; against the same session made and closed synchronously, in the same task loop.
+    InstructionScenario(name: "async-session-cycle") {
+        let container = makeStimpak()
+        return { n in
+            inTask {
+                for _ in 0..<n {
+                    let request = container.openScope()
+                    sink(await request.resolve(AsyncSession10.self)!)
+                    await request.dispose()
+                }
+            }
+        }
+    },
+    InstructionScenario(name: "sync-session-cycle") {
+        let container = makeStimpak()
+        return { n in
+            inTask {
+                for _ in 0..<n {
+                    let request = container.openScope()
+                    sink(request.resolve(SyncSession10.self)!)
+                    request.dispose()
+                }
+            }
+        }
+    },
+    // Between the two: the synchronous session, resolved and disposed with `await` (what the async session adds
+    // beyond the awaits themselves).
+    InstructionScenario(name: "awaited-sync-session-cycle") {
+        let container = makeStimpak()
+        return { n in
+            inTask {
+                for _ in 0..<n {
+                    let request = container.openScope()
+                    sink(await request.resolve(SyncSession10.self)!)
+                    await request.dispose()
+                }
+            }
+        }
+    },
     InstructionScenario(name: "swinject-transient") {
         let container = makeSwinject()
         return { n in for _ in 0..<n { sink(container.resolve(Foo1.self)!) } }
@@ -131,6 +171,16 @@ let instructionScenarios: [InstructionScenario] = [
         { n in for _ in 0..<n { sink(keyedColdStartSwinject()) } }
     },
 ]
+
+/// Runs `body` in a task and waits for it: both runs of a scenario pay the same task and semaphore.
+func inTask(_ body: @escaping @Sendable () async -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        await body()
+        done.signal()
+    }
+    done.wait()
+}
 
 /// Runs one scenario `iterations` times (the process that callgrind counts).
 func runInstructionScenario(_ name: String, iterations: Int) {
@@ -217,6 +267,10 @@ func runInstructionComparison() {
     // the caller (a change that kept it out of line once made it cost 2.8× the synchronous resolve).
     print(row("`await resolve`, cached singleton made by an async factory", "async-singleton", floor: counts["singleton"]!,
               floorName: "sync", goal: 1.2))
+    // Issue 30: a request's async `.inScope` session, made by an async factory and closed by an async hook,
+    // against the same made and closed synchronously.
+    print(row("request cycle, async `.inScope` `AsyncDisposable` session, `await dispose()`", "async-session-cycle",
+              floor: counts["sync-session-cycle"]!, floorName: "sync", goal: 1.5))
     let cold = counts["cold-start"]!
     let swinjectCold = counts["swinject-cold-start"]!
     print(String(format: "| cold start: 1,000 keyed registrations, a scope, first resolve, dispose | — | — | %.0f | %.2f× Swinject | ≤ Swinject | %.0f | %@ |",

@@ -1,3 +1,5 @@
+import Stimpak
+
 // The services of each scenario: distinct final classes, so that no scenario shares a registration or a
 // cached instance with another.
 
@@ -52,6 +54,16 @@ final class Request9: Sendable { init() {} }  // 9c. a provided value
 final class Foo10A: Sendable { init() {} }  // 10a. a singleton made by an async factory
 final class Foo10C: Sendable { init() {} }  // 10b. a singleton made once, by an async or a synchronous factory
 final class Request10: Sendable { init() {} }  // 10c. an `.inScope` service made by an async factory
+/// 10d. a request's `.inScope` session made by an async factory and closed by an async hook.
+final class AsyncSession10: AsyncDisposable, Sendable {
+    init() {}
+    func dispose() async {}
+}
+/// 10d's synchronous twin: made by a synchronous factory, closed by a synchronous hook.
+final class SyncSession10: Disposable, Sendable {
+    init() {}
+    func dispose() {}
+}
 
 // 11–13. contention (Contention.swift): a request's session and the pool it takes from, the cached services
 // that reader threads resolve nonstop, ten cached singletons a server request resolves, the writers' key.

@@ -7,6 +7,15 @@
 /// A property wrapper cannot throw. When the service cannot be resolved, these stop the program with the
 /// full ``ResolutionError`` text (service, key, path, fix), as a force-unwrap would; use
 /// ``OptionalInjected`` for a service that may be missing, and validate the registrations in a test.
+///
+/// A property wrapper reaches only services made synchronously: it resolves synchronously (`@Injected` and
+/// `@OptionalInjected` when the owner is made, `@LazyInjected` and `@WeakInjected` on first read), and a
+/// synchronous resolve cannot await a factory that is `async`, even in an owner made by an `async` factory. A
+/// wrapper of such a service stops the program with ``ResolutionError/Code/requiresAwait``. Resolve an async
+/// service with `try await scope.require(Feed.self)` in async code (an `async` factory or initializer, a
+/// handler) and pass it in. ``Container/validate()`` reports every such wrapper it knows of: declare an
+/// instance's wrappers on its registration with their types,
+/// `.dependsOn(Injected<OrderRepository>.self, LazyInjected<PDFExporter>.self)`.
 
 /// A service resolved from the current scope when its owner is created: the scope of the factory making the
 /// owner, else the bound scope, else the default container's.
@@ -29,7 +38,7 @@ public struct Injected<Service> {
     ///   - fileID: The declaration's file, for the message.
     ///   - line: The declaration's line.
     public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
-        wrappedValue = Injection.require(Service.self, key: key, fileID: fileID, line: line)
+        wrappedValue = Injection.require(Service.self, key: key, by: Self.name, fileID: fileID, line: line)
     }
 
     /// Resolves `Service` under `key` (DICE's `@Injected("tag")`).
@@ -67,7 +76,7 @@ public struct LazyInjected<Service> {
     ///   - fileID: The declaration's file, for the message.
     ///   - line: The declaration's line.
     public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
-        injection = DeferredInjection(key: key, fileID: fileID, line: line)
+        injection = DeferredInjection(key: key, by: Self.name, fileID: fileID, line: line)
     }
 
     /// Remembers the current scope and `key` (DICE's `@Injected("tag")`); resolves on first access.
@@ -107,7 +116,7 @@ public struct WeakInjected<Service> {
     ///   - fileID: The declaration's file, for the message.
     ///   - line: The declaration's line.
     public init(key: AnyHashable? = nil, fileID: String = #fileID, line: Int = #line) {
-        injection = DeferredInjection(key: key, fileID: fileID, line: line)
+        injection = DeferredInjection(key: key, by: Self.name, fileID: fileID, line: line)
     }
 }
 
@@ -140,16 +149,59 @@ public struct OptionalInjected<Service> {
         } catch  where error.code == .notRegistered && error.requested == requested {
             wrappedValue = nil
         } catch {
-            Injection.stop(error, fileID: fileID, line: line)
+            Injection.stop(error, resolving: requested, by: Self.name, fileID: fileID, line: line)
         }
     }
 }
 
 extension OptionalInjected: Sendable where Service: Sendable {}
 
+/// A property wrapper's type as a declared dependency (`.dependsOn(Injected<Feed>.self)`): what the wrapper
+/// resolves, and how.
+protocol InjectionWrapper {
+    /// The wrapped service's dependency, under `key`.
+    static func dependency(key: AnyHashable?) -> Dependency
+}
+
+extension Injected: InjectionWrapper {
+    static var name: String { "@Injected" }
+
+    static func dependency(key: AnyHashable?) -> Dependency {
+        Dependency(key: ServiceKey(service: Service.self, key: key), kind: .required, synchronousUse: name)
+    }
+}
+
+extension OptionalInjected: InjectionWrapper {
+    static var name: String { "@OptionalInjected" }
+
+    static func dependency(key: AnyHashable?) -> Dependency {
+        Dependency(key: ServiceKey(service: Service.self, key: key), kind: .optional, synchronousUse: name)
+    }
+}
+
+extension LazyInjected: InjectionWrapper {
+    static var name: String { "@LazyInjected" }
+
+    /// Resolved on first read: not part of a cycle of creations.
+    static func dependency(key: AnyHashable?) -> Dependency {
+        Dependency(key: ServiceKey(service: Service.self, key: key), kind: .deferred, synchronousUse: name)
+    }
+}
+
+extension WeakInjected: InjectionWrapper {
+    static var name: String { "@WeakInjected" }
+
+    /// Resolved on first read: not part of a cycle of creations.
+    static func dependency(key: AnyHashable?) -> Dependency {
+        Dependency(key: ServiceKey(service: Service.self, key: key), kind: .deferred, synchronousUse: name)
+    }
+}
+
 /// A reference that a property wrapper resolves on its first access: ``Lazy`` or ``WeakReference``.
 protocol DeferredReference {
     associatedtype Value
+    /// The service it refers to, unkeyed.
+    static var wrappedService: ServiceKey { get }
     /// A reference that resolves from `scope`, or from the scope current at the first access when nil.
     init(scope: Scope?, key: AnyHashable?)
     var value: Value { get throws(ResolutionError) }
@@ -162,11 +214,16 @@ extension WeakReference: DeferredReference {}
 /// made, and the declaration that a failed resolve names when it stops the program.
 struct DeferredInjection<Reference: DeferredReference> {
     private let reference: Reference
+    /// What it resolves and the wrapper's name, for the message.
+    private let requested: ServiceKey
+    private let wrapper: String
     private let fileID: String
     private let line: Int
 
-    init(key: AnyHashable?, fileID: String, line: Int) {
+    init(key: AnyHashable?, by wrapper: String, fileID: String, line: Int) {
         reference = Reference(scope: Scope.currentIfAny, key: key)
+        requested = ServiceKey(service: Reference.wrappedService.service, key: key)
+        self.wrapper = wrapper
         self.fileID = fileID
         self.line = line
     }
@@ -176,7 +233,7 @@ struct DeferredInjection<Reference: DeferredReference> {
         do throws(ResolutionError) {
             return try reference.value
         } catch {
-            Injection.stop(error, fileID: fileID, line: line)
+            Injection.stop(error, resolving: requested, by: wrapper, fileID: fileID, line: line)
         }
     }
 }
@@ -186,21 +243,29 @@ extension DeferredInjection: Sendable where Reference: Sendable {}
 /// What the property wrappers share.
 enum Injection {
     /// `Service` from the current scope, or the program stops with the reason.
-    static func require<Service>(_ type: Service.Type, key: AnyHashable?, fileID: String, line: Int) -> Service {
+    static func require<Service>(
+        _ type: Service.Type, key: AnyHashable?, by wrapper: String, fileID: String, line: Int
+    ) -> Service {
+        let requested = ServiceKey(service: Service.self, key: key)
         do throws(ResolutionError) {
-            return try Scope.current(resolving: ServiceKey(service: Service.self, key: key))
-                .require(Service.self, key: key, fileID: fileID, line: line)
+            return try Scope.current(resolving: requested).require(Service.self, key: key, fileID: fileID, line: line)
         } catch {
-            stop(error, fileID: fileID, line: line)
+            stop(error, resolving: requested, by: wrapper, fileID: fileID, line: line)
         }
     }
 
-    /// Stops the program with `error`'s full text, naming the property's declaration: a property wrapper
-    /// cannot throw.
-    static func stop(_ error: ResolutionError, fileID: String, line: Int) -> Never {
+    /// Stops the program with `error`'s full text, naming the property's declaration and, for a service whose
+    /// factory is `async`, the wrapper and the rule: a property wrapper cannot throw, nor await.
+    static func stop(
+        _ error: ResolutionError, resolving requested: ServiceKey, by wrapper: String, fileID: String, line: Int
+    ) -> Never {
         var error = error
         error.fileID = fileID
         error.line = line
+        // The wrapper's own service, not one that the service's synchronous factory resolves.
+        if error.code == .requiresAwait, !error.isMainActor, error.requested == requested {
+            error.synchronousUse = wrapper
+        }
         fatalError(error.description)
     }
 }

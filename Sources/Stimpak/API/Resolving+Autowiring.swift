@@ -150,6 +150,10 @@ struct Dependency: Sendable, Hashable {
     /// The service resolved: a parameter's type, or the type an `Optional` or a wrapper wraps.
     @usableFromInline let key: ServiceKey
     @usableFromInline let kind: Kind
+    /// What resolves it synchronously whatever its owner's factory is, and so can never await an `async`
+    /// factory: a property wrapper (`@Injected`) or a reference read later (`Lazy<Feed>`); nil for a factory's
+    /// own resolve.
+    @usableFromInline let synchronousUse: String?
 
     @usableFromInline
     enum Kind: Sendable, Hashable {
@@ -164,19 +168,34 @@ struct Dependency: Sendable, Hashable {
     }
 
     @usableFromInline
-    init(key: ServiceKey, kind: Kind) {
+    init(key: ServiceKey, kind: Kind, synchronousUse: String? = nil) {
         self.key = key
         self.kind = kind
+        self.synchronousUse = synchronousUse
     }
 
-    /// The dependency of a parameter (or a declared dependency) of type `Value`.
+    /// The dependency of a parameter (or a declared dependency) of type `Value`: a property wrapper's type
+    /// (`Injected<Feed>`) declares what the wrapper resolves.
     @usableFromInline
     static func of<Value>(_ type: Value.Type) -> Dependency {
+        if let wrapper = Value.self as? any InjectionWrapper.Type { return wrapper.dependency(key: nil) }
         if let optional = Value.self as? any Autowirable.Type { return optional.dependency }
         if let wrapper = Value.self as? any ImplicitService.Type {
-            return Dependency(key: wrapper.wrappedService, kind: wrapper.dependencyKind)
+            let kind = wrapper.dependencyKind
+            // A `Lazy`, `Provider` or `WeakReference` resolves when read, synchronously.
+            let use = kind == .deferred ? String(describing: Value.self) : nil
+            return Dependency(key: wrapper.wrappedService, kind: kind, synchronousUse: use)
         }
         return Dependency(key: ServiceKey(service: Value.self), kind: .required)
+    }
+
+    /// The dependency declared by `key`: a property wrapper's type with a key
+    /// (`ServiceKey(service: Injected<Logger>.self, key: "audit")`) declares what the wrapper resolves under it.
+    static func of(_ key: ServiceKey) -> Dependency {
+        if !key.hasArguments, let wrapper = key.service as? any InjectionWrapper.Type {
+            return wrapper.dependency(key: key.key)
+        }
+        return Dependency(key: key, kind: .required)
     }
 }
 

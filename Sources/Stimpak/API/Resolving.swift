@@ -253,11 +253,41 @@ extension Resolving {
         try require(type, arguments, key, fileID: fileID, line: line)
     }
 
-    /// Opens a child scope of ``resolutionScope``, or returns the open child that already has `key`.
+    /// Opens a child scope of ``resolutionScope``, or returns the open child that already has `key`
+    /// (``ScopeSharing/byKey``): a user's session, which that user's requests share. A scope that no other
+    /// caller gets (a request keyed by a client-supplied id) is opened with `sharing: .never`.
     /// - Parameter key: Any hashable value: a request id, a screen, a session.
     /// - Returns: The child scope.
     public func openScope(_ key: AnyHashable) -> Scope {
         resolutionScope.openScope(key)
+    }
+
+    /// Opens a child scope of ``resolutionScope`` with `key`: with ``ScopeSharing/byKey``, or returns the open
+    /// child that has an equal key; with ``ScopeSharing/never``, a new child even when an open child has an equal
+    /// key, which no lookup by key returns (`scope[key]`, `openScope(key)`, `disposeScope(key)`).
+    ///
+    /// ```swift
+    /// // Two requests may send the same X-Request-ID: each gets a scope of its own, disposed by it alone.
+    /// let request = container.openScope(requestID, sharing: .never)
+    /// defer { request.dispose() }
+    /// ```
+    /// - Parameters:
+    ///   - key: Any hashable value: a request id, a screen, a session.
+    ///   - sharing: Whether an open child with an equal key is returned.
+    /// - Returns: The child scope.
+    public func openScope(_ key: AnyHashable, sharing: ScopeSharing) -> Scope {
+        resolutionScope.openScope(key, sharing: sharing)
+    }
+
+    /// Opens a child scope of ``resolutionScope`` with `key`, shared or of the caller's own (see
+    /// ``openScope(_:sharing:)-(AnyHashable,ScopeSharing)``): what a key of a concrete type calls.
+    /// - Parameters:
+    ///   - key: Any hashable value: a request id, a screen, a session.
+    ///   - sharing: Whether an open child with an equal key is returned.
+    /// - Returns: The child scope.
+    @inlinable
+    public func openScope<Key: Hashable>(_ key: Key, sharing: ScopeSharing) -> Scope {
+        resolutionScope.openScope(key, sharing: sharing)
     }
 
     /// Opens a child scope of ``resolutionScope``, or returns the open child that already has `key`: the same
@@ -279,7 +309,8 @@ extension Resolving {
         return scope.dispose()
     }
 
-    /// Disposes the open child scope with `key`, if any, and its subtree.
+    /// Disposes the open child scope with `key` that shares it (opened ``ScopeSharing/byKey``), if any, and its
+    /// subtree.
     /// - Parameter key: The child's key.
     /// - Returns: The disposal hooks that threw.
     @discardableResult
@@ -297,7 +328,8 @@ extension Resolving {
         return await scope.dispose()
     }
 
-    /// Disposes the open child scope with `key`, if any, and its subtree, awaiting the asynchronous hooks.
+    /// Disposes the open child scope with `key` that shares it (opened ``ScopeSharing/byKey``), if any, and its
+    /// subtree, awaiting the asynchronous hooks.
     /// - Parameter key: The child's key.
     /// - Returns: The disposal hooks that threw.
     @discardableResult
@@ -321,8 +353,8 @@ extension Resolving {
         resolutionScope.openAnonymousScope()
     }
 
-    /// Opens a child scope (a new anonymous one when `key` is nil), runs `body` with it, and disposes it
-    /// however `body` ends: it returns or throws.
+    /// Opens a child scope of its own (with `key`, ``ScopeSharing/never``, or anonymous when `key` is nil), runs
+    /// `body` with it, and disposes it however `body` ends: it returns or throws.
     ///
     /// ```swift
     /// let response = try container.withScope { request in
@@ -331,15 +363,16 @@ extension Resolving {
     /// }
     /// ```
     /// - Parameters:
-    ///   - key: The child's key; nil (the default) for a new anonymous scope, never shared.
+    ///   - key: The child's key, opened ``ScopeSharing/never``, or nil (the default) for an anonymous scope:
+    ///     either way a new scope, never shared (another caller with an equal key gets another).
     ///   - body: The work to do in the scope.
     /// - Returns: What `body` returns.
     public func withScope<Result>(_ key: AnyHashable? = nil, _ body: (Scope) throws -> Result) rethrows -> Result {
         try withScope(key, onDisposalFailures: { _ in }, body)
     }
 
-    /// Opens a child scope (a new anonymous one when `key` is nil), runs `body` with it, disposes it however
-    /// `body` ends, and passes the disposal hooks that threw to `report`.
+    /// Opens a child scope of its own (with `key`, ``ScopeSharing/never``, or anonymous when `key` is nil), runs
+    /// `body` with it, disposes it however `body` ends, and passes the disposal hooks that threw to `report`.
     ///
     /// ```swift
     /// let response = try container.withScope(onDisposalFailures: { log.error("\($0)") }) { request in
@@ -347,14 +380,15 @@ extension Resolving {
     /// }
     /// ```
     /// - Parameters:
-    ///   - key: The child's key; nil (the default) for a new anonymous scope, never shared.
+    ///   - key: The child's key, opened ``ScopeSharing/never``, or nil (the default) for an anonymous scope:
+    ///     either way a new scope, never shared (another caller with an equal key gets another).
     ///   - report: Called once after the disposal when any hook threw, before `body`'s error (if any) is rethrown.
     ///   - body: The work to do in the scope.
     /// - Returns: What `body` returns.
     public func withScope<Result>(
         _ key: AnyHashable? = nil, onDisposalFailures report: ([DisposalFailure]) -> Void, _ body: (Scope) throws -> Result
     ) rethrows -> Result {
-        let scope = key.map(resolutionScope.openScope) ?? resolutionScope.openAnonymousScope()
+        let scope = resolutionScope.openOwnScope(key)
         defer {
             let failures = scope.dispose()
             if !failures.isEmpty { report(failures) }
@@ -362,9 +396,10 @@ extension Resolving {
         return try body(scope)
     }
 
-    /// Opens a child scope (a new anonymous one when `key` is nil), runs the asynchronous `body` with it, and
-    /// disposes it, awaiting its asynchronous hooks, however `body` ends: it returns, throws or is cancelled
-    /// (then the hooks run in a task of their own, so that they are not cancelled too).
+    /// Opens a child scope of its own (with `key`, ``ScopeSharing/never``, or anonymous when `key` is nil), runs
+    /// the asynchronous `body` with it, and disposes it, awaiting its asynchronous hooks, however `body` ends: it
+    /// returns, throws or is cancelled (then the hooks run in a task of their own, so that they are not cancelled
+    /// too).
     ///
     /// ```swift
     /// let response = try await container.withScope { request in
@@ -373,7 +408,8 @@ extension Resolving {
     /// }
     /// ```
     /// - Parameters:
-    ///   - key: The child's key; nil (the default) for a new anonymous scope, never shared.
+    ///   - key: The child's key, opened ``ScopeSharing/never``, or nil (the default) for an anonymous scope:
+    ///     either way a new scope, never shared (another caller with an equal key gets another).
     ///   - isolation: The caller's actor, inherited: `body` runs on it.
     ///   - body: The work to do in the scope.
     /// - Returns: What `body` returns.
@@ -383,8 +419,8 @@ extension Resolving {
         try await withScope(key, isolation: isolation, onDisposalFailures: { _ in }, body)
     }
 
-    /// Opens a child scope (a new anonymous one when `key` is nil), runs the asynchronous `body` with it,
-    /// disposes it, awaiting its asynchronous hooks, however `body` ends (see
+    /// Opens a child scope of its own (with `key`, ``ScopeSharing/never``, or anonymous when `key` is nil), runs
+    /// the asynchronous `body` with it, disposes it, awaiting its asynchronous hooks, however `body` ends (see
     /// ``withScope(_:isolation:_:)``), and passes the disposal hooks that threw to `report`.
     ///
     /// ```swift
@@ -393,7 +429,8 @@ extension Resolving {
     /// }
     /// ```
     /// - Parameters:
-    ///   - key: The child's key; nil (the default) for a new anonymous scope, never shared.
+    ///   - key: The child's key, opened ``ScopeSharing/never``, or nil (the default) for an anonymous scope:
+    ///     either way a new scope, never shared (another caller with an equal key gets another).
     ///   - isolation: The caller's actor, inherited: `body` runs on it.
     ///   - report: Called once after the disposal when any hook threw, before `body`'s error (if any) is rethrown.
     ///   - body: The work to do in the scope.
@@ -402,7 +439,7 @@ extension Resolving {
         _ key: AnyHashable? = nil, isolation: isolated (any Actor)? = #isolation,
         onDisposalFailures report: ([DisposalFailure]) -> Void, _ body: (Scope) async throws -> Result
     ) async rethrows -> Result {
-        let scope = key.map(resolutionScope.openScope) ?? resolutionScope.openAnonymousScope()
+        let scope = resolutionScope.openOwnScope(key)
         let result: Result
         do {
             result = try await body(scope)

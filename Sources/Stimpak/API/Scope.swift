@@ -10,7 +10,7 @@
 /// request.dispose()
 /// ```
 public final class Scope: Resolving, @unchecked Sendable {
-    // `scopeKey`, `keyHash`, `parentReference` (until `deinit`), `registry` and `sequence` never change; every other `var` is guarded
+    // `scopeKey`, `sharesKey`, `keyHash`, `parentReference` (until `deinit`), `registry` and `sequence` never change; every other `var` is guarded
     // by `registry.lock`, the one lock of the container, except `words`, which are written under it and read
     // atomically by the lock-free path, the state its disposal takes (marked "also guarded by `ownLock`"), and
     // `nextDetached`. The locks, not the runtime's exclusivity checks, keep the accesses apart:
@@ -30,6 +30,9 @@ public final class Scope: Resolving, @unchecked Sendable {
     public var key: AnyHashable? { scopeKey?.erased }
     /// The key as the scope keeps it (an `Int` or `String` key without an `AnyHashable`); nil for the root.
     let scopeKey: ScopeKey?
+    /// Whether a lookup by key finds it (opened ``ScopeSharing/byKey``, anonymously, or the root); false for a
+    /// scope opened ``ScopeSharing/never``, found only by identity. Beside `scopeKey`, in its padding.
+    let sharesKey: Bool
     /// The scope this one was opened from; nil for the root scope.
     public var parent: Scope? { parentReference }
     /// `parent`'s storage: set in `init`, taken only by `deinit` (see there).
@@ -70,6 +73,7 @@ public final class Scope: Resolving, @unchecked Sendable {
 
     init(root registry: Registry) {
         self.scopeKey = nil
+        self.sharesKey = true
         self.keyHash = 0
         self.parentReference = nil
         self.registry = registry
@@ -77,8 +81,9 @@ public final class Scope: Resolving, @unchecked Sendable {
         initializeWords(isDisposed: false)
     }
 
-    private init(key: ScopeKey, keyHash: Int, parent: Scope, sequence: Int, isDisposed: Bool) {
+    private init(key: ScopeKey, sharesKey: Bool, keyHash: Int, parent: Scope, sequence: Int, isDisposed: Bool) {
         self.scopeKey = key
+        self.sharesKey = sharesKey
         self.keyHash = keyHash
         self.parentReference = parent
         self.registry = parent.registry
@@ -119,7 +124,8 @@ public final class Scope: Resolving, @unchecked Sendable {
         registry.lock.withLock { _ in isDisposedValue }
     }
 
-    /// Opens a child scope, or returns the open child that already has `key`.
+    /// Opens a child scope, or returns the open child that already has `key` (``ScopeSharing/byKey``); a scope
+    /// that no other caller gets is opened with `sharing: .never`.
     ///
     /// Opening from a disposed scope returns a scope that is disposed too.
     /// - Parameter key: Any hashable value: a request id, a screen, a session.
@@ -137,13 +143,49 @@ public final class Scope: Resolving, @unchecked Sendable {
         openScope(ScopeKey(key))
     }
 
+    /// Opens a child scope with `key`: with ``ScopeSharing/byKey``, or returns the open child that has an equal key
+    /// (``openScope(_:)-(AnyHashable)``); with ``ScopeSharing/never``, a new child that no lookup by key returns,
+    /// even when an open child has an equal key (a request's scope keyed by a client-supplied id).
+    ///
+    /// Opening from a disposed scope returns a scope that is disposed too.
+    /// - Parameters:
+    ///   - key: Any hashable value: a request id, a screen, a session.
+    ///   - sharing: Whether an open child with an equal key is returned.
+    /// - Returns: The child scope.
+    public func openScope(_ key: AnyHashable, sharing: ScopeSharing) -> Scope {
+        openScope(ScopeKey(erased: key), sharing: sharing)
+    }
+
+    /// Opens a child scope with `key`, shared or of the caller's own (see ``openScope(_:sharing:)-(AnyHashable,ScopeSharing)``):
+    /// what a key of a concrete type calls.
+    /// - Parameters:
+    ///   - key: Any hashable value: a request id, a screen, a session.
+    ///   - sharing: Whether an open child with an equal key is returned.
+    /// - Returns: The child scope.
+    @inlinable
+    public func openScope<Key: Hashable>(_ key: Key, sharing: ScopeSharing) -> Scope {
+        openScope(ScopeKey(key), sharing: sharing)
+    }
+
+    @usableFromInline
+    func openScope(_ key: ScopeKey, sharing: ScopeSharing) -> Scope {
+        switch sharing.kind {
+        case .byKey:
+            return openScope(key)
+        case .never:
+            // Nothing to compare: the key is only hashed (before the lock: hashing may run user code).
+            let hash = key.hashValue
+            return registry.lock.withLock { locked in addChild(key, hash: hash, sharesKey: false, locked) }
+        }
+    }
+
     @usableFromInline
     func openScope(_ key: ScopeKey) -> Scope {
         // Hashed before the lock: hashing a key may run user code.
         let hash = key.hashValue
         guard key.comparesWithUserCode else {
             return registry.lock.withLock { locked in
-                child(key, hash: hash, locked) ?? addChild(key, hash: hash, locked)
+                child(key, hash: hash, locked) ?? addChild(key, hash: hash, sharesKey: true, locked)
             }
         }
         // The open children of the same hash are compared with the lock released, and the key is added once no
@@ -155,7 +197,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         while true {
             let (candidates, added) = registry.lock.withLock { locked -> ([Scope], Scope?) in
                 let candidates = uncompared(hash: hash, compared: compared, locked)
-                return (candidates, candidates.isEmpty ? addChild(key, hash: hash, locked) : nil)
+                return (candidates, candidates.isEmpty ? addChild(key, hash: hash, sharesKey: true, locked) : nil)
             }
             if let added { return added }
             if let match = candidates.first(where: { $0.scopeKey == key }) { return match }
@@ -164,9 +206,11 @@ public final class Scope: Resolving, @unchecked Sendable {
         }
     }
 
-    /// The open children whose key has `hash`, except those in `compared`.
+    /// The open children that share their key and whose key has `hash`, except those in `compared`.
     private func uncompared(hash: Int, compared: Set<ObjectIdentifier>, _ locked: borrowing Locked) -> [Scope] {
-        children.all(hash: hash) { child in !child.isDisposedValue && !compared.contains(ObjectIdentifier(child)) }
+        children.all(hash: hash) { child in
+            child.sharesKey && !child.isDisposedValue && !compared.contains(ObjectIdentifier(child))
+        }
     }
 
     /// Opens a new child scope under a key made for it (see ``Resolving/openScope()``).
@@ -174,24 +218,34 @@ public final class Scope: Resolving, @unchecked Sendable {
         registry.lock.withLock { locked in
             // Hashed under the lock: the key is Stimpak's own, whose hash runs no user code.
             let key = ScopeKey.anonymous(nextChildSequence + 1)
-            return addChild(key, hash: key.hashValue, locked)
+            return addChild(key, hash: key.hashValue, sharesKey: true, locked)
         }
     }
 
+    /// A new child scope that no other caller gets: with `key`, ``ScopeSharing/never``, or anonymous when it is
+    /// nil (`withScope`'s scope, which it disposes: shared, it would be disposed under another caller).
+    func openOwnScope(_ key: AnyHashable?) -> Scope {
+        guard let key else { return openAnonymousScope() }
+        return openScope(ScopeKey(erased: key), sharing: .never)
+    }
+
     /// A new child with `key`, whose hash is `hash`, linked among the open children (unless this scope is
-    /// disposed: then the child is born disposed).
-    private func addChild(_ key: ScopeKey, hash: Int, _ locked: borrowing Locked) -> Scope {
+    /// disposed: then the child is born disposed); lookups by key find it when it `sharesKey`.
+    private func addChild(_ key: ScopeKey, hash: Int, sharesKey: Bool, _ locked: borrowing Locked) -> Scope {
         nextChildSequence += 1
         // Under this scope's own lock too: a disposal that finds the container's lock busy reads `children` and
         // marks this scope disposed under it alone.
         return changingChildren {
-            let child = Scope(key: key, keyHash: hash, parent: self, sequence: nextChildSequence, isDisposed: isDisposedValue)
+            let child = Scope(
+                key: key, sharesKey: sharesKey, keyHash: hash, parent: self, sequence: nextChildSequence,
+                isDisposed: isDisposedValue)
             if !isDisposedValue { children.insert(child) }
             return child
         }
     }
 
-    /// The open child scope with `key`, if any.
+    /// The open child scope with `key` that shares it (opened ``ScopeSharing/byKey``), if any: a scope opened
+    /// ``ScopeSharing/never`` is found only through the value `openScope` returned (and in ``Resolving/openScopes``).
     public subscript(key: AnyHashable) -> Scope? {
         let key = ScopeKey(erased: key)
         let hash = key.hashValue
@@ -212,9 +266,9 @@ public final class Scope: Resolving, @unchecked Sendable {
         return children.sorted { $0.sequence < $1.sequence }
     }
 
-    /// The open child with `key`, whose hash is `hash`: a key that compares without user code.
+    /// The open child that shares `key`, whose hash is `hash`: a key that compares without user code.
     private func child(_ key: ScopeKey, hash: Int, _ locked: borrowing Locked) -> Scope? {
-        children.first(hash: hash) { !$0.isDisposedValue && $0.scopeKey == key }
+        children.first(hash: hash) { $0.sharesKey && !$0.isDisposedValue && $0.scopeKey == key }
     }
 
     /// Puts an existing value into this scope, so that it resolves here and in the scopes below, and

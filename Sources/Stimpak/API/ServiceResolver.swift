@@ -73,8 +73,9 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
 
     /// The metadata of `InstanceBox<Service>` once looked up (see ``boxType``), or 0.
     let boxTypeWord: AtomicWord
-    /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it
-    /// conforms; 0 before the first check. Read and written atomically: a stale value only costs a cast.
+    /// The dynamic type of the last instance checked for `Disposable` conformance, its low bit set when it is
+    /// `Disposable`, its second bit when it is `AsyncDisposable`; 0 before the first check. Read and written
+    /// atomically: a stale value only costs a cast.
     let disposableCheck: AtomicWord
     /// Whether `Service` is a class type (not a protocol's existential, not a value type): an instance's
     /// dynamic type is then read from the object itself (see ``dynamicType(of:)``), and a cache keeps the
@@ -136,7 +137,14 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     ///     .dependsOn(Database.self)
     /// ```
     /// An `Optional`, `Lazy`, `Provider`, `WeakReference` or array type declares what it wraps, as an
-    /// autowired parameter of that type does.
+    /// autowired parameter of that type does. A property wrapper's type declares what the instance's wrappers
+    /// resolve, which validation cannot see otherwise, so that it reports a wrapper of a service whose factory
+    /// is `async` (a wrapper resolves synchronously: see ``Injected``):
+    ///
+    /// ```swift
+    /// container.register(OrderScreen.self) { OrderScreen() }
+    ///     .dependsOn(Injected<OrderRepository>.self, LazyInjected<PDFExporter>.self)
+    /// ```
     /// - Parameter types: The resolved types, unkeyed and without runtime arguments.
     /// - Returns: This registration, for chaining.
     @discardableResult
@@ -153,11 +161,13 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// container.register(Report.self) { scope in Report(try scope.require(Logger.self, key: "audit")) }
     ///     .dependsOn(ServiceKey(service: Logger.self, key: "audit"))
     /// ```
+    /// A property wrapper's type with a key declares a keyed wrapper of the instance (`@Injected(key: "audit")`):
+    /// `ServiceKey(service: Injected<Logger>.self, key: "audit")`.
     /// - Parameter keys: The resolved services' keys.
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func dependsOn(_ keys: ServiceKey...) -> Self {
-        let declared = keys.map { Dependency(key: $0, kind: .required) }
+        let declared = keys.map(Dependency.of)
         withSettingsLock { dependencyList = (dependencyList ?? []) + declared }
         return self
     }

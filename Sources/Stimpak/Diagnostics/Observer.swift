@@ -151,8 +151,9 @@ extension Scope {
     /// The `await` resolve of `requested`, which `resolve` makes or awaits, told to the observer once it
     /// returns or throws (a cancelled one is not: it has no ``ResolutionError``). It reads the observer with
     /// the lock held; `resolve` releases it.
-    func resolveAwaitingObserved<Service>(
-        _ requested: ServiceKey, _ locked: consuming Locked, resolve: (consuming Locked) async throws -> Service
+    nonisolated(nonsending) func resolveAwaitingObserved<Service>(
+        _ requested: ServiceKey, _ locked: consuming Locked,
+        resolve: nonisolated(nonsending) (consuming Locked) async throws -> Service
     ) async throws -> Service {
         guard let observer = registry.observer else { return try await resolve(locked) }
         let start = Registry.now()

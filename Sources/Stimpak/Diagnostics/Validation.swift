@@ -10,8 +10,10 @@ extension Container {
     /// and what a factory declared with `ServiceResolver/dependsOn(_:)-(repeat (each Dependent).Type)`. It
     /// reports a missing dependency (naming what is registered under other keys or arguments), a cycle, a
     /// captive dependency, a `Disposable` transient nobody disposes, an async service that a synchronous
-    /// factory resolves, a `.weak` registration of a value type, an eager singleton that takes arguments, and
-    /// a registration made after the container was disposed. Registrations whose factory declared nothing are
+    /// factory resolves or that a property wrapper, `Lazy`, `Provider` or `WeakReference` resolves (they resolve
+    /// synchronously, whatever the factory: declare an instance's wrappers with `.dependsOn(Injected<Feed>.self)`),
+    /// a `.weak` registration of a value type, an eager singleton that takes arguments, and a registration made
+    /// after the container was disposed. Registrations whose factory declared nothing are
     /// listed in ``ValidationReport/unchecked``: ``validateByResolving()`` covers them.
     /// - Returns: The problems, in registration order.
     public func validate() -> ValidationReport {
@@ -27,10 +29,15 @@ extension Container {
     /// The copy has the same registrations, factories and settings; nothing is made in this container or
     /// its scopes. Factories run, so their side effects (a network call, a file opened) happen: use it in a
     /// test. A registration that needs a scope that is not open (a request scope with the request provided)
-    /// is reported unless such a scope is open when it runs.
+    /// is reported unless such a scope is open when it runs. A registration whose instance ``validate()`` finds a
+    /// property wrapper of an `async` service in, and one that declares a dependency on it, is not made: the
+    /// wrapper would stop the program.
     /// - Returns: The problems.
     public func validateByResolving() async -> ValidationReport {
-        var report = validate()
+        let snapshot = registry.lock.withLock { locked in ValidationSnapshot(registry, locked) }
+        var report = snapshot.report()
+        // Making these would stop the program (a property wrapper of an async service): already reported.
+        let stopping = snapshot.stopping(given: report.problems)
         // Its keys are this container's: interned once, for both.
         let copy = Container(registry: Registry(defaultReuse: defaultReuse, waitLimit: waitLimit, keysOf: registry))
         // Read under this container's lock, installed under the copy's: never both locks at once.
@@ -48,7 +55,8 @@ extension Container {
         }
         let copiedScopes = [copy.root] + ScopeCopy.open(scopes, in: copy.root)
         var failed: [ServiceKey: ResolutionError] = [:]
-        for registration in registrations where !registration.serviceKey.hasArguments {
+        for registration in registrations
+        where !registration.serviceKey.hasArguments && !stopping.contains(registration.serviceKey) {
             var lastError: ResolutionError?
             for scope in copiedScopes.reversed() {
                 do {
@@ -132,6 +140,8 @@ struct ScopeCopy {
     }
 
     let key: AnyHashable
+    /// How the scope was opened: two own scopes with equal keys are copied as two.
+    let sharing: ScopeSharing
     let locals: [ServiceKey: LocalCopy]
     /// The parent's place in the list; nil for a child of the root.
     let parent: Int?
@@ -142,7 +152,7 @@ struct ScopeCopy {
         var opened: [Scope] = []
         opened.reserveCapacity(copies.count)
         for copy in copies {
-            let scope = (copy.parent.map { opened[$0] } ?? root).openScope(copy.key)
+            let scope = (copy.parent.map { opened[$0] } ?? root).openScope(copy.key, sharing: copy.sharing)
             scope.adopt(copy.locals)
             opened.append(scope)
         }
@@ -208,10 +218,14 @@ struct ValidationSnapshot {
                 if let problem = missing(dependency, of: node, sortedAlternatives: &sortedAlternatives) {
                     problems.append(problem)
                 }
-                // An optional parameter is nil only when its service is not registered: an async one still fails.
-                if let target = byKey[dependency.key], !node.isAsync, target.isAsync,
-                    dependency.kind == .required || dependency.kind == .optional
-                {
+                guard let target = byKey[dependency.key], target.isAsync else { continue }
+                if let use = dependency.synchronousUse {
+                    // A property wrapper or a `Lazy` resolves synchronously, even for an async factory's instance.
+                    var error = ResolutionError(.requiresAwait, requested: target.key, path: [node.key, target.key])
+                    error.synchronousUse = use
+                    problems.append(error)
+                } else if !node.isAsync, dependency.kind == .required || dependency.kind == .optional {
+                    // An optional parameter is nil only when its service is not registered: an async one still fails.
                     problems.append(ResolutionError(.requiresAwait, requested: target.key, path: [node.key, target.key]))
                 }
             }
@@ -222,6 +236,32 @@ struct ValidationSnapshot {
         }
         let unchecked = nodes.filter { $0.dependencies == nil }.map(\.key)
         return ValidationReport(problems: problems, unchecked: unchecked)
+    }
+
+    /// The registrations whose making would stop the program: those whose instance has a property wrapper of an
+    /// `async` service (`problems` says which), and those whose required or optional dependencies reach one.
+    func stopping(given problems: [ResolutionError]) -> Set<ServiceKey> {
+        var stopping = Set(
+            problems.compactMap { problem -> ServiceKey? in
+                guard problem.code == .requiresAwait, problem.synchronousUse?.hasPrefix("@") == true else { return nil }
+                return problem.path.first
+            })
+        guard !stopping.isEmpty else { return [] }
+        // Their dependents, until none is added: one pass per level of the longest chain.
+        var added = true
+        while added {
+            added = false
+            for node in nodes where !stopping.contains(node.key) {
+                let reaches = (node.dependencies ?? []).contains { dependency in
+                    (dependency.kind == .required || dependency.kind == .optional) && stopping.contains(dependency.key)
+                }
+                if reaches {
+                    stopping.insert(node.key)
+                    added = true
+                }
+            }
+        }
+        return stopping
     }
 
     /// The error for a dependency that nothing satisfies, or nil.

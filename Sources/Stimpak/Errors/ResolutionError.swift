@@ -126,9 +126,15 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     @usableFromInline var isAwaitableHere = false
     /// For ``Code/requiresAwait``: the factory runs on the main actor (and this was another thread).
     var isMainActor = false
+    /// For ``Code/requiresAwait``: the property wrapper (`@Injected`) or the reference (`Lazy<Feed>`) that
+    /// resolves the service synchronously, whatever its owner's factory is; nil for a factory's own resolve.
+    var synchronousUse: String?
     /// For an awaitable ``Code/requiresAwait``: the instance is made and cached, and its `resolved` callback
     /// waits for an instance only an `await` can get, which the `async` resolve awaits before running it again.
     @usableFromInline var awaitingCallback: AwaitingCallback?
+    /// For an awaitable ``Code/requiresAwait``: the empty slot the synchronous attempt found for an `async`
+    /// factory, where the `async` resolve goes on.
+    @usableFromInline var awaitablePlace: AwaitablePlace?
     /// For ``Code/weakValueType``: a ``WeakReference`` (or ``WeakInjected``) resolved a value, not a `.weak`
     /// registration.
     var isWeakReference = false
@@ -325,6 +331,20 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text = "Stimpak refused the registration of \(requested.description): the container had been disposed, so it"
             text += " would never resolve anything. Fix: register before disposing the container, or make a new"
             text += " Container for the new registrations."
+        case .requiresAwait where synchronousUse != nil:
+            let use = synchronousUse ?? ""
+            let service = String(describing: requested.service)
+            text = "Stimpak cannot resolve \(requested.description) for \(use)"
+            if path.count > 1 { text += " in \(path[path.count - 2].description)" }
+            text += ": \(service)'s factory is async, and "
+            text +=
+                use.hasPrefix("@")
+                ? "a property wrapper resolves synchronously (@Injected and @OptionalInjected when their owner is made,"
+                    + " @LazyInjected and @WeakInjected on first read), so it cannot await it."
+                : "\(use) resolves synchronously when it is read, so it cannot await it."
+            text += pathSuffix
+            text += " Fix: resolve it in async code with try await scope.require(\(service).self) (in an async factory"
+            text += " or initializer, or the handler) and pass it in, or give \(service) a synchronous factory."
         case .requiresAwait:
             text =
                 isMainActor

@@ -53,6 +53,19 @@ extension Scope {
         return error
     }
 
+    /// The same, for the empty slot at `place`, found while the registrations' generation was `generation`: the
+    /// `await` resolve whose synchronous attempt this is (``ResolutionContext/servesAwait``) goes on from that
+    /// slot (``AwaitablePlace``) rather than looking the registration, its owner and its slot up again.
+    func requiresAwait<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, at place: CachePlace, generation: Int
+    ) -> ResolutionError {
+        var error = requiresAwait(resolver)
+        if error.isAwaitableHere, ResolutionContext.servesAwait {
+            error.awaitablePlace = AwaitablePlace(registration: resolver, place: place, generation: generation)
+        }
+        return error
+    }
+
     /// The error for a `.scopedTo` registration resolved where no scope matches, naming the scopes searched.
     func noMatchingScope<Service, Args>(
         for resolver: ServiceResolver<Service, Args>, upTo last: Scope?

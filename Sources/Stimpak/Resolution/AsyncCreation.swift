@@ -103,6 +103,8 @@ final class AsyncCreation: @unchecked Sendable {
     /// instance's own awaiting callback. Call without the lock, from the task that made the creation, once it has
     /// finished (``finish(failing:_:)``, under the lock): no one else reads or writes them from then on.
     func takeCallbacks() -> [AwaitingCallback] {
+        // Mostly none: nothing to build.
+        guard awaitingCallback != nil || !deferredUntilMade.isEmpty else { return [] }
         defer { (deferredUntilMade, awaitingCallback) = ([], nil) }
         return deferredUntilMade + (awaitingCallback.map { [$0] } ?? [])
     }
@@ -136,7 +138,7 @@ final class SuspendedTasks: @unchecked Sendable {  // `waiters`, `nextWaiter` an
 
     /// Suspends until the creation finishes, the task is cancelled or `limit` passes. Call without the
     /// container's lock.
-    func wait(limit: WaitLimit) async -> Outcome {
+    nonisolated(nonsending) func wait(limit: WaitLimit) async -> Outcome {
         let waiter: Int = lock.withLock {
             nextWaiter += 1
             waiters[nextWaiter] = .arriving

@@ -2,7 +2,7 @@
 /// transient), and the node of the factory that resolved it. The chain is a task's async resolution path; child
 /// tasks inherit it (a task-local value), so a child that resolves what its parent is making is a cycle, not a
 /// deadlock, and the objects a child makes for the factory resolve their property wrappers from its scope.
-final class AsyncNode: Sendable {
+final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `graphLock`; the rest never changes
     /// The innermost async factory running in this task, or nil.
     @TaskLocal static var current: AsyncNode?
 
@@ -12,8 +12,13 @@ final class AsyncNode: Sendable {
     let creation: AsyncCreation?
     let parent: AsyncNode?
     let depth: Int
-    /// The `.graph` instances of the outermost async resolve, shared by the whole chain.
-    let graph: AsyncGraph
+    /// The chain's outermost node, which keeps its graph; nil for that node itself.
+    private let outermost: AsyncNode?
+    /// In the outermost node, the `.graph` instances of the chain, made by its first `.graph` resolve: most
+    /// chains have none, and a graph is two allocations.
+    private var graphStorage: AsyncGraph?
+    /// Guards every outermost node's `graphStorage`, taken only by a `.graph` resolve.
+    private static let graphLock = Lock()
 
     init(registration: any Registration, scope: Scope, creation: AsyncCreation?, parent: AsyncNode?) {
         self.registration = registration
@@ -21,7 +26,18 @@ final class AsyncNode: Sendable {
         self.creation = creation
         self.parent = parent
         self.depth = (parent?.depth ?? 0) + 1
-        self.graph = parent?.graph ?? AsyncGraph()
+        self.outermost = parent.map { $0.outermost ?? $0 }
+    }
+
+    /// The `.graph` instances of the outermost async resolve, shared by the whole chain.
+    var graph: AsyncGraph {
+        let holder = outermost ?? self
+        return Self.graphLock.withLock {
+            if let graph = holder.graphStorage { return graph }
+            let graph = AsyncGraph()
+            holder.graphStorage = graph
+            return graph
+        }
     }
 
     /// The nodes from this one out to the outermost.

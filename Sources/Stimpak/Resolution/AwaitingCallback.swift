@@ -29,7 +29,7 @@ final class AwaitingCallback: @unchecked Sendable {
     /// task's chain of `async` factories is making it, when that creation has made it (the creation runs it;
     /// dropped if it fails). What the callback needs next, if it needs another such instance, is awaited in
     /// turn. Throws what the await or the callback throws: the instances stay made.
-    func callAgainWhenAwaited() async throws {
+    nonisolated(nonsending) func callAgainWhenAwaited() async throws {
         var needed = self.needed
         var awaited: [ServiceKey] = []
         while true {
@@ -54,7 +54,7 @@ final class AwaitingCallback: @unchecked Sendable {
 
     /// Calls `callbacks` again, deferred until an instance they need was made, in order, each once what it needs
     /// exists (``callAgainWhenAwaited()``); throws the first error once all have run.
-    static func callAgain(_ callbacks: [AwaitingCallback]) async throws {
+    nonisolated(nonsending) static func callAgain(_ callbacks: [AwaitingCallback]) async throws {
         var firstError: (any Error)?
         for callback in callbacks {
             do {
@@ -70,7 +70,7 @@ final class AwaitingCallback: @unchecked Sendable {
 extension Scope {
     /// Resolves the service of `key`, without runtime arguments, from this scope, awaiting it: the registration
     /// that this scope sees for it, found under the lock and resolved as an `await` resolve does.
-    func awaitInstance(_ key: ServiceKey) async throws {
+    nonisolated(nonsending) func awaitInstance(_ key: ServiceKey) async throws {
         let registration: (any Registration)? = registry.lock.withLock { locked in
             scopeRegistration(for: key, locked)?.registration ?? registry.entries[key]?.registration
         }

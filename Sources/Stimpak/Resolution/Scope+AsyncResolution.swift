@@ -11,26 +11,28 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) async throws -> Service {
         let awaiting: AwaitingCallback?
+        let place: AwaitablePlace?
         do throws(ResolutionError) {
             return try resolveInstanceNotInlined(Service.self, arguments, key: key)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
-            awaiting = error.awaitingCallback
+            (awaiting, place) = Self.awaitableParts(of: error)
         }
-        return try await resolveAwaiting(Service.self, arguments, key: key, after: awaiting)
+        return try await resolveAwaiting(Service.self, arguments, key: key, after: awaiting, from: place)
     }
 
     /// The same without a key: the synchronous path is the unkeyed one, one call to its specialization.
     @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args>(_ type: Service.Type, _ arguments: Args) async throws -> Service {
         let awaiting: AwaitingCallback?
+        let place: AwaitablePlace?
         do throws(ResolutionError) {
             return try resolveInstanceNotInlined(Service.self, arguments)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
-            awaiting = error.awaitingCallback
+            (awaiting, place) = Self.awaitableParts(of: error)
         }
-        return try await resolveAwaiting(Service.self, arguments, key: nil, after: awaiting)
+        return try await resolveAwaiting(Service.self, arguments, key: nil, after: awaiting, from: place)
     }
 
     /// The same, with a key of a concrete type.
@@ -39,30 +41,55 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
     ) async throws -> Service {
         let awaiting: AwaitingCallback?
+        let place: AwaitablePlace?
         do throws(ResolutionError) {
             return try resolveInstanceNotInlined(Service.self, arguments, typedKey: key)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
-            awaiting = error.awaitingCallback
+            (awaiting, place) = Self.awaitableParts(of: error)
         }
-        return try await resolveAwaiting(Service.self, arguments, key: Scope.erased(key), after: awaiting)
+        return try await resolveAwaiting(
+            Service.self, arguments, key: Scope.erased(key), after: awaiting, from: place)
+    }
+
+    /// What an awaitable `requiresAwait` hands the `async` resolve: its callback waiting for an instance, or the
+    /// empty slot of an `async` factory. Out of line: inlined, the caller copied the whole error to read them.
+    @usableFromInline @inline(never)
+    static func awaitableParts(of error: borrowing ResolutionError) -> (AwaitingCallback?, AwaitablePlace?) {
+        (error.awaitingCallback, error.awaitablePlace)
     }
 
     /// The locked lookup for an `async` resolve, then the registration's creation, awaited. A synchronous
     /// registration comes here when another thread is making its instance: the task suspends until that
     /// creation finishes, then resolves it as the synchronous path does. When the synchronous attempt made the
     /// instance but its `resolved` callback waits for an instance only an `await` can get (`awaiting`), that
-    /// callback runs again first.
+    /// callback runs again first. When it found the empty slot of an `async` factory (`place`), the creation
+    /// starts from that slot, unless a registration changed since.
     @usableFromInline
     func resolveAwaiting<Service, Args>(
-        _ type: Service.Type, _ arguments: Args, key: AnyHashable?, after awaiting: AwaitingCallback? = nil
+        _ type: Service.Type, _ arguments: Args, key: AnyHashable?, after awaiting: AwaitingCallback? = nil,
+        from place: AwaitablePlace? = nil
     ) async throws -> Service {
         if let awaiting { try await awaiting.callAgainWhenAwaited() }
+        if let place, registry.observedWord.loadRelaxed() == 0 {
+            // Found by the synchronous attempt for this `Service` and `Args`.
+            let resolver = unsafeDowncast(place.registration, to: ServiceResolver<Service, Args>.self)
+            if let factory = resolver.asyncFactory {
+                var locked = registry.lock.acquire()
+                if registry.generation == place.generation {
+                    // As `resolveRegistered` goes on once it has the slot.
+                    let node = AsyncNode.current
+                    locked = try refuseCaptive(resolver, node: node, locked)
+                    return try await resolve(place.place, of: resolver, factory, arguments, node: node, locked)
+                }
+                registry.lock.release(locked)
+            }
+        }
         while true {
             let lookup = try lockAndFind(Service.self, arguments, key: key)
             switch consume lookup {
             case .resolved(let value):
-                return value
+                return Self.service(value, as: Service.self)
             case .registration(let found, let locked):
                 let resolver = found.resolver
                 let registeredIn = found.registeredIn
@@ -129,7 +156,7 @@ extension Scope {
 
     /// Suspends until another thread's synchronous creation finishes (no thread blocks), the task is cancelled or
     /// the container's ``WaitLimit`` passes; throws the error the creation failed with. Call without the lock.
-    private func awaitCreation(_ flight: InFlight, requested: ServiceKey, node: AsyncNode?) async throws {
+    private nonisolated(nonsending) func awaitCreation(_ flight: InFlight, requested: ServiceKey, node: AsyncNode?) async throws {
         let limit = registry.waitLimit
         switch await flight.tasks.wait(limit: limit) {
         case .finished:
@@ -144,7 +171,7 @@ extension Scope {
     }
 
     /// Makes a transient or `.graph` instance, or awaits the cached one's creation.
-    private func resolveRegistered<Service, Args>(
+    private nonisolated(nonsending) func resolveRegistered<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, registeredIn: Scope?, localsIndex: Int, _ locked: consuming Locked
     ) async throws -> Service {
@@ -189,7 +216,7 @@ extension Scope {
     /// The `.graph` instance of the outermost async resolve that `node`'s chain belongs to, made once for the
     /// whole chain and its child tasks: the first task makes it, the others await that creation (a cycle, as
     /// for a reused instance, when the waiting chain makes it). Call without the lock.
-    private func graphInstance<Service, Args>(
+    private nonisolated(nonsending) func graphInstance<Service, Args>(
         of resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, node: AsyncNode, decorators: [Decorator<Service>]?
     ) async throws -> Service {
@@ -239,7 +266,7 @@ extension Scope {
     }
 
     /// Returns the slot's instance, awaits the task making it, or makes it: exactly once per slot.
-    private func resolve<Service, Args>(
+    private nonisolated(nonsending) func resolve<Service, Args>(
         _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
         _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?,
         _ locked: consuming Locked
@@ -309,18 +336,22 @@ extension Scope {
     /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Call without the lock, with the slot marked with
     /// `creation`; every way out settles the slot and wakes the waiters, who share this creation's failure
     /// (all but the creator's cancellation, after which one of them makes the instance).
-    private func make<Service, Args>(
+    private nonisolated(nonsending) func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, place: CachePlace, creation: AsyncCreation, node: AsyncNode?,
         decorators: [Decorator<Service>]?, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: DisposeHook<Service>?
     ) async throws -> Service {
-        let committed: Result<Service, any Error>
+        // `abandon` and every way out of `commit` finish the creation: from then on its callbacks are this task's.
+        // Not made: they are dropped here, outside the lock. Made: those that waited for it run now, then its
+        // own, once what it waits for is awaited. (No `Result` of `Service`: its metadata is a runtime lookup on
+        // every creation.)
+        let instance: Service
         do {
-            let instance: Service
             var layers: [InstanceDisposal]?
+            let made: Service
             do {
-                instance = try await make(
+                made = try await make(
                     resolver, factory, arguments, in: place.owner, creation: creation, node: node,
                     decorators: decorators, layers: &layers)
             } catch {
@@ -328,25 +359,21 @@ extension Scope {
                 place.owner.abandon(.slot(place.slot, .task(creation)), failing: error as? ResolutionError)
                 throw error
             }
-            committed = .success(
-                try commit(
-                    instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
-                    onDispose: onDispose))
+            instance = try commit(
+                made, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
+                onDispose: onDispose)
         } catch {
-            committed = .failure(error)
+            _ = creation.takeCallbacks()
+            throw error
         }
-        // `abandon` and every way out of `commit` have finished the creation: its callbacks are this task's. Not
-        // made: they are dropped here, outside the lock. Made: those that waited for it run now, then its own,
-        // once what it waits for is awaited.
         let callbacks = creation.takeCallbacks()
-        let instance = try committed.get()
-        try await AwaitingCallback.callAgain(callbacks)
+        if !callbacks.isEmpty { try await AwaitingCallback.callAgain(callbacks) }
         return instance
     }
 
     /// Runs an async factory and the decorators with the registration on this task's async resolution path; a
     /// decorated instance's layers that dispose themselves go to `layers`.
-    private func make<Service, Args>(
+    private nonisolated(nonsending) func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?,
         layers: inout [InstanceDisposal]?

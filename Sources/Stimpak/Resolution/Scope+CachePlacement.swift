@@ -166,6 +166,17 @@ extension Scope {
 
 /// Where a reused instance is cached and published (see
 /// ``Scope/cachePlace(of:_:owner:registeredIn:localsIndex:_:)``).
+/// Where the synchronous attempt of an `await` resolve found the empty slot of a registration whose factory is
+/// `async`: the `async` resolve takes the lock again and, when no registration changed meanwhile (the
+/// registry's generation), goes on from that slot, as `.uncreated` does from the lock-free path.
+@usableFromInline
+struct AwaitablePlace {
+    /// The ``ServiceResolver`` of the resolve's `Service` and `Args`.
+    let registration: AnyObject
+    let place: CachePlace
+    let generation: Int
+}
+
 struct CachePlace {
     let owner: Scope
     let slot: Slot

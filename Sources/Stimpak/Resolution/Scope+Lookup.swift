@@ -31,7 +31,7 @@ extension Scope {
         let lookup = try lockAndFind(Service.self, arguments, key: key)
         switch consume lookup {
         case .resolved(let value):
-            return value
+            return Self.service(value, as: Service.self)
         case .registration(let found, let locked):
             return try resolveRegistered(
                 found.resolver, arguments, registeredIn: found.registeredIn, localsIndex: found.localsIndex, locked)
@@ -55,7 +55,8 @@ extension Scope {
         registry.publishTableIfNeeded(locked)
         guard let interned else {
             registry.lock.release(locked)
-            return .resolved(try notFound(requested, arguments, entry: nil))
+            let implicit: Service = try notFound(requested, arguments, entry: nil)
+            return .resolved(implicit)
         }
         switch find(interned, Service.self, Args.self, locked) {
         case .value(let value):
@@ -66,7 +67,8 @@ extension Scope {
                 FoundRegistration(resolver: resolver, registeredIn: registeredIn, localsIndex: localsIndex), locked)
         case .missing(let entry):
             registry.lock.release(locked)
-            return .resolved(try notFound(requested, arguments, entry: entry))
+            let implicit: Service = try notFound(requested, arguments, entry: entry)
+            return .resolved(implicit)
         }
     }
 
@@ -81,12 +83,11 @@ extension Scope {
             while let current = scope {
                 switch current.locals[requested] {
                 case .value(let value)?:
-                    // `provide` stored it under `Service`'s key.
-                    let value = value as! Service
                     // An ancestor's value: published here too, so that the next resolve from this scope
                     // finds it lock-free, whatever the depth.
                     if current !== self {
-                        publishBelowOwner(CachedInstance.object(for: value), index: entry.localsIndex, locked)
+                        let object = CachedInstance.object(for: Self.service(value, as: Service.self))
+                        publishBelowOwner(object, index: entry.localsIndex, locked)
                     }
                     return .value(value)
                 case .registration(let registration)?:
@@ -144,17 +145,29 @@ extension Scope {
     }
 }
 
-/// What the locked path found for a resolve (see ``Scope/find(_:_:_:_:)``).
+extension Scope {
+    /// A value that ``find(_:_:_:_:)`` or ``lockAndFind(_:_:key:)`` found, as the `Service` it is: `provide`
+    /// stored it under `Service`'s key, and an implicit wrapper was made as one.
+    static func service<Service>(_ value: Any, as type: Service.Type) -> Service {
+        value as! Service
+    }
+}
+
+/// What the locked path found for a resolve (see ``Scope/find(_:_:_:_:)``). A value is held as `Any`, the
+/// registration by reference: no payload's layout depends on `Service`, so unspecialized code (the locked
+/// and the async paths) moves the enum without asking the runtime for its metadata (about 330 instructions a
+/// lookup).
 enum Found<Service, Args> {
-    case value(Service)
+    case value(Any)
     case registration(ServiceResolver<Service, Args>, registeredIn: Scope?, localsIndex: Int)
     case missing(Registry.Entry?)
 }
 
 /// What ``Scope/lockAndFind(_:_:key:)`` found.
 enum Lookup<Service, Args>: ~Copyable {
-    /// A value to return (a `provide`d one, an implicit wrapper); the lock is released.
-    case resolved(Service)
+    /// A value to return (a `provide`d one, an implicit wrapper), held as `Any` (see ``Found``); the lock is
+    /// released.
+    case resolved(Any)
     /// A registration to resolve, and the token of the lock, still held.
     case registration(FoundRegistration<Service, Args>, Locked)
 }

@@ -189,7 +189,7 @@ extension Scope {
                 case .registration(let registration): locals[service] = .registration(registration.copy(locked))
                 }
             }
-            copies.append(ScopeCopy(key: key, locals: locals, parent: parent))
+            copies.append(ScopeCopy(key: key, sharing: scope.sharesKey ? .byKey : .never, locals: locals, parent: parent))
             let place = copies.count - 1
             for child in scope.openChildrenInOrder(locked).reversed() { pending.append((child, place)) }
         }

@@ -146,7 +146,12 @@ extension Scope {
                 }
                 locked = registry.lock.acquire()
             case .empty:
-                locked = try refuseAsyncFactory(resolver, locked)
+                if resolver.requiresAwaitHere {
+                    // An `await` resolve's attempt goes on from this slot (`resolveAwaiting(from:)`).
+                    let generation = registry.generation
+                    registry.lock.release(locked)
+                    throw requiresAwait(resolver, at: place, generation: generation)
+                }
                 let context = ResolutionContext.current
                 slot.state = .creating(context)
                 let onResolved = resolver.onResolved
