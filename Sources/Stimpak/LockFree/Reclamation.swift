@@ -63,6 +63,8 @@ enum Reclamation {
     static func retire<Garbage>(_ garbage: consuming Garbage) {
         if isQuiescent() {
             _ = consume garbage
+            // What this thread retired while readers were inside, unpublished before the scan that found none.
+            if stimpak_retires_count(stimpak_thread_get()) != 0 { releaseThreadRetires() }
             return
         }
         retireLater(garbage, registrations: [])
@@ -70,12 +72,6 @@ enum Reclamation {
 
     /// Whether nothing waits to be released and no registered thread is inside a read section, read without
     /// the threads' lock (a disposal on every request takes no lock of this module's besides the container's).
-    ///
-    /// The registered threads are read while `scanners` counts this scan: a thread that leaves the list (it
-    /// is exiting, and its state is freed with it) or a list that is replaced is freed only once `scanners` is
-    /// 0 after the change, and every load here is seq-cst after the increment, so the scan reads either the
-    /// list after the change or memory that is still allocated. `count` is read before the list's address:
-    /// a list that grows is published before the count that needs it, one that shrinks after the count.
     @inline(__always)
     private static func isQuiescent() -> Bool {
         let words = shared.words
@@ -83,32 +79,60 @@ enum Reclamation {
         return !isAnyReaderInside()
     }
 
-    /// Whether a registered thread is inside a read section now, read without the threads' lock (see
-    /// ``isQuiescent()`` for why the scan is safe). Any thread, any lock held.
+    /// Whether a registered thread is inside a read section now, read without the threads' lock. Any thread,
+    /// any lock held.
+    ///
+    /// The scan reads the registered threads' list, and their states, while the list may change: a thread that
+    /// leaves it (it is exiting, and its state is freed with it) and a list that is replaced are freed only
+    /// once no scan that may have read them is under way (``waitForScanners()``). A registered thread marks its
+    /// own scans in its own state (`scanning`: 3 while it scans), so that a scan writes no line that other
+    /// threads write; a thread that is not registered (one that never resolved, or is exiting) counts its scan in
+    /// the shared `scanners` word instead. Either mark is a seq-cst store or read-modify-write before the scan's
+    /// seq-cst loads, and a change to the list is a seq-cst store before the changer reads the marks: either
+    /// the changer sees the mark and waits, or the scan reads the list after the change. `count` is read before
+    /// the list's address: a list that grows is published before the count that needs it, one that shrinks
+    /// after the count.
     @inline(__always)
     static func isAnyReaderInside() -> Bool {
         let words = shared.words
+        let own = stimpak_thread_get()
+        // Only this thread writes its own word: 0 until it is registered.
+        let isRegistered = stimpak_scanning_load(own) != 0
         let scanners = words.advanced(by: Words.scanners).address
-        stimpak_fetch_add(scanners, 1)
+        if isRegistered { stimpak_scanning_store(own, 3) } else { stimpak_fetch_add(scanners, 1) }
         let count = Int(words.advanced(by: Words.count).load())
         let threads = UnsafeMutablePointer<UInt>(bitPattern: words.advanced(by: Words.threads).load())
         var isInside = false
-        for index in 0..<count {
+        // From where the last scan found a reader inside, round to it: one the scheduler preempted inside its
+        // section is still there, and each other counter costs a load of a line its thread keeps writing.
+        var index = Int(own.pointee.scan_hint)
+        for _ in 0..<count {
+            if index >= count { index = 0 }
             let thread = UnsafeMutablePointer<stimpak_thread_state>(bitPattern: stimpak_load(threads.unsafelyUnwrapped + index))
             if stimpak_section_load(thread.unsafelyUnwrapped) & 1 == 1 {
                 isInside = true
+                own.pointee.scan_hint = UInt(index)
                 break
             }
+            index += 1
         }
-        stimpak_fetch_sub(scanners, 1)
+        if isRegistered { stimpak_scanning_store(own, 2) } else { stimpak_fetch_sub(scanners, 1) }
         return isInside
     }
 
-    /// Waits until no lock-free scan (``isQuiescent()``) is under way, so that what the last change to the
-    /// list took out of it (a thread's state, an outgrown list) can be freed. Call without the threads' lock.
+    /// Waits until no lock-free scan (``isAnyReaderInside()``) that may have read the list before the last change
+    /// to it is under way, so that what the change took out of it (a thread's state, an outgrown list) can be
+    /// freed: the shared count is 0, and each other registered thread's mark has been seen below 3 once (a scan
+    /// that thread starts after that reads the changed list). Call without the threads' lock, on the thread that
+    /// changed the list. Threads register and exit rarely; a scan is a few dozen loads.
     private static func waitForScanners() {
+        let own = stimpak_thread_get()
         let scanners = shared.words.advanced(by: Words.scanners)
+        let state = shared.state
+        var seen: Set<UnsafeMutablePointer<stimpak_thread_state>> = [own]
         while scanners.load() != 0 { sched_yield() }
+        // Under the lock: no registered thread exits (and frees its state) while its mark is read.
+        while shared.lock.withLock({ state.pointee.isScanning(besides: &seen) }) { sched_yield() }
     }
 
     /// The words ``isQuiescent()`` reads without the lock, written under it.
@@ -117,7 +141,7 @@ enum Reclamation {
         static let threads = 0
         /// How many threads are registered.
         static let count = 1
-        /// How many lock-free scans are under way.
+        /// How many lock-free scans by threads that are not registered are under way.
         static let scanners = 2
         /// 1 while bags wait or registrations are parked: the slow path collects them.
         static let busy = 3
@@ -130,12 +154,54 @@ enum Reclamation {
         static let total = 7
     }
 
-    /// ``retire(_:registrations:)`` past its common case: appends to the current bag under the threads' lock when
-    /// it is free, else pushes onto ``Words/incoming`` for the lock's next holder, so that a retire never waits
-    /// for a holder the scheduler preempted. Only when that stack holds `pendingLimit` retires (the holder has
-    /// been away that long) does it wait for the lock, which bounds memory.
+    /// ``retire(_:registrations:)`` past its common case: a registered thread keeps a retire without
+    /// registrations among its own (``ThreadRetires``), and hands them to the shared bags by the batch; any other
+    /// is handed over at once (``hand(_:registrations:)``).
     @inline(never)
     private static func retireLater<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
+        let own = stimpak_thread_get()
+        guard registrations.isEmpty, let retires = own.pointee.retires else {
+            hand([garbage], registrations: registrations)
+            return
+        }
+        // A registered thread keeps what it retires under its own lock (a line no other thread writes) until it
+        // holds `threadBatchSize`, then hands them over together: one use of the shared state per batch.
+        var batch: [Any] = []
+        // Moved in, so that no reference stays here after a batch is handed over and released.
+        var item: Any? = garbage
+        stimpak_retires_lock(own)
+        Unmanaged<ThreadRetires>.fromOpaque(retires)._withUnsafeGuaranteedRef { retires in
+            retires.garbage.append(item.take().unsafelyUnwrapped)
+            if retires.garbage.count >= threadBatchSize { swap(&batch, &retires.garbage) }
+            stimpak_retires_count_store(own, UInt(retires.garbage.count))
+        }
+        stimpak_retires_unlock(own)
+        if !batch.isEmpty { hand(batch, registrations: []) }
+    }
+
+    /// Releases what this thread kept (``retireLater(_:registrations:)``) once a scan found no reader inside a
+    /// section: it was unpublished before that scan.
+    @inline(never)
+    private static func releaseThreadRetires() {
+        let own = stimpak_thread_get()
+        guard let retires = own.pointee.retires else { return }
+        var released = Released()
+        stimpak_retires_lock(own)
+        Unmanaged<ThreadRetires>.fromOpaque(retires)._withUnsafeGuaranteedRef { retires in
+            swap(&released.garbage, &retires.garbage)
+        }
+        stimpak_retires_count_store(own, 0)
+        // Counted before the lock is released: a `reclaimAll()` that finds them gone waits for their drop.
+        if released.count > 0 { stimpak_fetch_add(shared.words.advanced(by: Words.dropping).address, UInt(released.count)) }
+        stimpak_retires_unlock(own)
+        drop(consume released)
+    }
+
+    /// Hands retires to the shared bags: appends them to the current bag under the threads' lock when it is
+    /// free, else pushes them onto ``Words/incoming`` for the lock's next holder, so that a retire never waits
+    /// for a holder the scheduler preempted. Only when that stack holds `pendingLimit` pushes (the holder has
+    /// been away that long) does it wait for the lock, which bounds memory.
+    private static func hand(_ garbage: consuming [Any], registrations: consuming [any Registration]) {
         if shared.lock.tryLock() {
             enqueue(garbage, registrations: registrations)
             return
@@ -160,13 +226,13 @@ enum Reclamation {
     /// A retire that found the threads' lock taken, on the ``Words/incoming`` stack until the lock's next holder
     /// takes it into the current bag (``State/takeIncoming()``).
     private final class Incoming {
-        let garbage: Any
+        let garbage: [Any]
         let registrations: [any Registration]
         /// The retire below it on the stack (its `Unmanaged` bits, the reference the stack held), 0 at the bottom;
         /// written only before the push that publishes this one.
         var below: UInt = 0
 
-        init(garbage: Any, registrations: [any Registration]) {
+        init(garbage: [Any], registrations: [any Registration]) {
             self.garbage = garbage
             self.registrations = registrations
         }
@@ -174,11 +240,12 @@ enum Reclamation {
 
     /// Appends to the current bag and moves the grace periods on. Call with the threads' lock held; returns with
     /// it released.
-    private static func enqueue<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
+    private static func enqueue(_ garbage: consuming [Any], registrations: consuming [any Registration]) {
         let state = shared.state
-        state.pointee.current.append(garbage)
+        let count = garbage.count
+        state.pointee.current.appendMoving(garbage)
         if !registrations.isEmpty { state.pointee.currentRegistrations.appendMoving(registrations) }
-        state.pointee.appended += 1
+        state.pointee.appended += count
         let released = state.pointee.advance()
         let isOverLimit = state.pointee.pendingRetires() >= pendingLimit
         shared.lock.unlock()
@@ -195,6 +262,7 @@ enum Reclamation {
         let dropping = shared.words.advanced(by: Words.dropping)
         shared.lock.lock()
         state.pointee.takeIncoming()
+        state.pointee.takeThreadRetires()
         let target = state.pointee.appended
         while true {
             let released = state.pointee.advance()
@@ -215,6 +283,7 @@ enum Reclamation {
     /// Registers the counter of a thread that is about to enter its first section.
     static func register(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         let state = shared.state
+        thread.pointee.retires = Unmanaged.passRetained(ThreadRetires()).toOpaque()
         let outgrown = shared.lock.withLock { state.pointee.add(thread) }
         if let outgrown {
             waitForScanners()
@@ -227,14 +296,34 @@ enum Reclamation {
     static func unregister(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         let state = shared.state
         let (released, outgrown) = shared.lock.withLock {
+            // What it kept joins the shared bags, under its lock: a collection may be taking it too.
+            state.pointee.takeRetires(of: thread)
             let outgrown = state.pointee.remove(thread)
             return (state.pointee.advance(), outgrown)
+        }
+        // No other thread reaches it now: it is in no list.
+        if let retires = thread.pointee.retires {
+            thread.pointee.retires = nil
+            Unmanaged<ThreadRetires>.fromOpaque(retires).release()
         }
         drop(consume released)
         // A lock-free scan may still read the thread's state, which is freed as it exits.
         waitForScanners()
         if let outgrown { RawMemory.release(outgrown) }
     }
+
+    /// A registered thread's retires that found readers inside a section, kept until it holds
+    /// `threadBatchSize` (``retireLater(_:registrations:)``), a scan finds no reader inside
+    /// (``releaseThreadRetires()``), `reclaimAll()` collects them, or the thread exits. Guarded by the thread's
+    /// `retires_lock`; its thread state holds the reference.
+    private final class ThreadRetires {
+        var garbage: [Any] = []
+    }
+
+    /// How many retires a thread keeps before it hands them to the shared bags: what a thread that stops
+    /// retiring may leave unreleased until a collection or its exit, and how far one use of the shared state
+    /// is spread.
+    static let threadBatchSize = 16
 
     /// Drops what a retire or reclaim took, after unlocking, and counts it dropped: ``reclaimAll()`` returns
     /// only once what other threads took is dropped too.
@@ -251,7 +340,7 @@ enum Reclamation {
 
     /// The number of retires waiting (in the bags) at which a retiring writer waits for the readers they wait
     /// on (``reclaimAll()``): the bound on memory when a reader stays inside one section indefinitely.
-    static let pendingLimit = 1 << 14
+    static let pendingLimit = 1 << 15
 
     /// How many retires the current bag takes before it is sealed behind another: one scan of the counters per
     /// that many retires, and what a retire waits beyond its grace period.
@@ -352,6 +441,17 @@ enum Reclamation {
             return readers
         }
 
+        /// Whether a registered thread not in `seen` scans the list now (its mark is 3); adds those that do not.
+        mutating func isScanning(besides seen: inout Set<UnsafeMutablePointer<stimpak_thread_state>>) -> Bool {
+            var isScanning = false
+            for index in 0..<count {
+                let thread = thread(at: index)
+                guard !seen.contains(thread) else { continue }
+                if stimpak_scanning_load(thread) == 3 { isScanning = true } else { seen.insert(thread) }
+            }
+            return isScanning
+        }
+
         /// The retires not released yet.
         mutating func pendingRetires() -> Int { appended - releasedCount }
 
@@ -366,12 +466,32 @@ enum Reclamation {
             while let pointer = UnsafeRawPointer(bitPattern: bits) {
                 let node = Unmanaged<Incoming>.fromOpaque(pointer).takeRetainedValue()
                 bits = node.below
-                current.append(node.garbage)
+                current.appendMoving(node.garbage)
                 if !node.registrations.isEmpty { currentRegistrations.append(contentsOf: node.registrations) }
+                appended += node.garbage.count
                 taken += 1
             }
-            appended += Int(taken)
             stimpak_fetch_sub(words.advanced(by: Words.incomingCount).address, taken)
+        }
+
+        /// Moves what every registered thread kept (``ThreadRetires``) into the current bag. What they hold was
+        /// unpublished before it was kept, so before this: the bag's seal covers it.
+        mutating func takeThreadRetires() {
+            for index in 0..<count { takeRetires(of: thread(at: index)) }
+        }
+
+        /// Moves what `thread` kept into the current bag, under the thread's lock.
+        mutating func takeRetires(of thread: UnsafeMutablePointer<stimpak_thread_state>) {
+            guard let retires = thread.pointee.retires else { return }
+            var taken: [Any] = []
+            stimpak_retires_lock(thread)
+            Unmanaged<ThreadRetires>.fromOpaque(retires)._withUnsafeGuaranteedRef { retires in
+                swap(&taken, &retires.garbage)
+            }
+            stimpak_retires_count_store(thread, 0)
+            stimpak_retires_unlock(thread)
+            appended += taken.count
+            current.appendMoving(taken)
         }
 
         /// Whether the oldest sealed bag waits for `own`'s open section and for no other thread.
@@ -453,6 +573,8 @@ enum Reclamation {
         mutating func add(_ thread: UnsafeMutablePointer<stimpak_thread_state>) -> UnsafeMutablePointer<UInt>? {
             // A grown list is published before the count that needs it.
             let outgrown = count == capacity ? resize(to: Swift.max(16, capacity * 2)) : nil
+            // Registered: its scans are marked in its own state from now on.
+            stimpak_scanning_store(thread, 2)
             stimpak_store(threads.unsafelyUnwrapped + count, UInt(bitPattern: thread))
             count += 1
             words.advanced(by: Words.count).store(UInt(count))
@@ -466,6 +588,8 @@ enum Reclamation {
             count -= 1
             stimpak_store(threads.unsafelyUnwrapped + index, stimpak_load(threads.unsafelyUnwrapped + count))
             words.advanced(by: Words.count).store(UInt(count))
+            // Its later scans (a deinit its exit runs may retire) are counted in `scanners`: no thread reads its mark.
+            stimpak_scanning_store(thread, 0)
             // Threads that came and went cost neither memory nor a later writer's scan.
             let outgrown = capacity > 16 && count <= capacity / 4 ? resize(to: capacity / 2) : nil
             // Its state is freed as it exits: no bag reads it again (it is outside every section).
