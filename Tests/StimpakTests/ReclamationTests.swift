@@ -180,6 +180,108 @@ import Darwin
         #expect(instances.allSatisfy { $0.instance == nil }, "later disposals released every one")
     }
 
+    /// A weak reference to an instance, to hand between threads.
+    final class WeakReference: @unchecked Sendable {  // set before it is shared, read after
+        weak var instance: Foo?
+        init(_ instance: Foo?) { self.instance = instance }
+    }
+
+    /// Opens a request scope on this thread (registering it as a reader, as every thread that resolves is),
+    /// resolves its scoped instance and disposes it; returns the instance, weakly.
+    static func disposeRequest(in container: Container, id: Int) -> WeakReference {
+        let scope = container.openScope(id)
+        let reference = WeakReference(scope.resolve(Foo.self, key: "scoped"))
+        #expect(reference.instance != nil)
+        scope.dispose()
+        return reference
+    }
+
+    /// A thread that retires while readers are inside keeps what it retires (up to
+    /// `Reclamation.threadBatchSize`) until it hands a batch over: `Container.reclaim()` on another thread
+    /// collects it while that thread is alive and idle.
+    @Test func reclaimReleasesWhatAnotherThreadKept() {
+        let container = Container()
+        let hold = Hold()
+        container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
+        container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
+        let finished = Self.holdReader(in: container, hold: hold)
+        let kept = Shared<WeakReference?>(nil)
+        let disposed = Signal()
+        let exit = Signal()
+        detach {
+            kept.value = Self.disposeRequest(in: container, id: 2)
+            disposed.fire()
+            _ = exit.wait(seconds: Signal.holdLimit)
+        }
+        #expect(disposed.wait())
+        #expect(kept.value?.instance != nil, "kept while the reader is inside")
+        hold.letGo.fire()
+        #expect(finished.wait())
+        Container.reclaim()
+        #expect(kept.value?.instance == nil, "reclaim() released what the idle thread kept")
+        exit.fire()
+    }
+
+    /// What a thread kept is handed to the shared bags as it exits: released neither then (the reader may
+    /// still hold it) nor never, but by later writers on other threads once the reader has left.
+    @Test func whatAnExitingThreadKeptIsReleasedByLaterWriters() {
+        let container = Container()
+        let hold = Hold()
+        container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
+        container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
+        let finished = Self.holdReader(in: container, hold: hold)
+        let kept = Shared<WeakReference?>(nil)
+        // Joined: the thread has exited when this returns.
+        hammer(threads: 1) { _ in kept.value = Self.disposeRequest(in: container, id: 2) }
+        #expect(kept.value?.instance != nil, "not released at the exit while the reader is inside")
+        hold.letGo.fire()
+        #expect(finished.wait())
+        // Other tests' threads may be inside sections now: a few writes, each after those readers have had time
+        // to move on.
+        for round in 0..<1_000 where kept.value?.instance != nil {
+            container.openScope(round + 10).dispose()
+            usleep(1_000)
+        }
+        #expect(kept.value?.instance == nil, "later disposals on this thread released it")
+    }
+
+    /// What a thread kept is released by one of its next retires that finds no reader inside, before it has
+    /// kept a batch's worth to hand over.
+    @Test func whatAThreadKeptIsReleasedByItsNextRetireOnceNoReaderIsInside() {
+        let container = Container()
+        let hold = Hold()
+        container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
+        container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
+        let finished = Self.holdReader(in: container, hold: hold)
+        let disposed = Signal()
+        let readerLeft = Signal()
+        let rounds = Shared<Int?>(nil)
+        let done = Signal()
+        detach {
+            let kept = Self.disposeRequest(in: container, id: 2)
+            disposed.fire()
+            _ = readerLeft.wait(seconds: Signal.holdLimit)
+            #expect(kept.instance != nil, "kept while the reader was inside")
+            // Fewer retires than a batch: none hands the first over. Other tests' threads may be inside sections
+            // at some of them.
+            for round in 1..<16 {
+                _ = Self.disposeRequest(in: container, id: round + 10)
+                if kept.instance == nil {
+                    rounds.value = round
+                    break
+                }
+                usleep(20_000)
+            }
+            done.fire()
+        }
+        #expect(disposed.wait())
+        hold.letGo.fire()
+        #expect(finished.wait())
+        readerLeft.fire()
+        #expect(done.wait())
+        #expect(rounds.value != nil, "released by one of the thread's next 15 disposals")
+    }
+
     /// An instance whose deinit calls `Container.reclaim()`, as a test helper's cleanup might.
     final class ReclaimsWhenReleased: Sendable {
         let released: Signal

@@ -444,6 +444,67 @@ import Darwin
         #expect(live.count == 0, "\(live.count) sessions outlived their scopes")
     }
 
+    /// Threads that come and go (each registers as it resolves, disposes request scopes while readers are
+    /// inside, and exits: it hands over what it kept, leaves the registered threads' list and frees its state)
+    /// race threads that scan that list as they retire, and readers: no scan reads a freed state (a crash in a
+    /// release build, a report under the thread sanitizer), nothing kept is lost or released twice.
+    @Test func shortLivedThreadsRaceRetiringScanners() {
+        #if DEBUG
+        let generations = 150
+        #else
+        let generations = 1_500
+        #endif
+        final class Session: Sendable {
+            let token: LiveCounter.Token
+            init(token: LiveCounter.Token) { self.token = token }
+        }
+        let live = LiveCounter()
+        let container = Container()
+        container.register(Canary.self, reuse: .singleton) { Canary() }
+        container.register(Session.self, reuse: .inScope) { Session(token: live.make()) }
+        let longLived = container.openScope(-1)
+        let stop = Shared(false)
+        let health = Health()
+        hammer(threads: 6) { index in
+            switch index {
+            case 0:
+                for generation in 0..<generations {
+                    // Two at a time, joined: their exits overlap each other's and the scanners' retires.
+                    hammer(threads: 2) { member in
+                        var tally = Tally()
+                        tally.check(longLived.resolve(Canary.self))
+                        for cycle in 0..<3 {
+                            let scope = container.openScope(1_000_000 + generation * 10 + member * 4 + cycle)
+                            _ = scope.resolve(Session.self)
+                            scope.dispose()
+                        }
+                        health.add(tally)
+                    }
+                }
+                stop.value = true
+            case 1, 2:
+                var cycle = 0
+                while !stop.value {
+                    let scope = container.openScope(index * 100_000_000 + cycle)
+                    _ = scope.resolve(Session.self)
+                    scope.dispose()
+                    cycle += 1
+                }
+            default:
+                var tally = Tally()
+                while !stop.value {
+                    for _ in 0..<100 { tally.check(longLived.resolve(Canary.self)) }
+                }
+                health.add(tally)
+            }
+        }
+        health.expectHealthy()
+        longLived.dispose()
+        container.dispose()
+        Container.reclaim()
+        #expect(live.count == 0, "\(live.count) sessions outlived their scopes")
+    }
+
     /// Request scopes disposed while other threads keep the container's lock busy (listing 500 open scopes,
     /// replacing a registration) and while another thread disposes their parent: every session is disposed
     /// exactly once, before its tenant's pool and the singleton pool, lookups never find a disposed scope, and

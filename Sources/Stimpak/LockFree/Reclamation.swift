@@ -74,9 +74,7 @@ enum Reclamation {
     /// the threads' lock (a disposal on every request takes no lock of this module's besides the container's).
     @inline(__always)
     private static func isQuiescent() -> Bool {
-        let words = shared.words
-        guard words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() == 0 else { return false }
-        return !isAnyReaderInside()
+        isIdle() && !isAnyReaderInside()
     }
 
     /// Whether a registered thread is inside a read section now, read without the threads' lock. Any thread,
@@ -176,7 +174,29 @@ enum Reclamation {
             stimpak_retires_count_store(own, UInt(retires.garbage.count))
         }
         stimpak_retires_unlock(own)
-        if !batch.isEmpty { hand(batch, registrations: []) }
+        if !batch.isEmpty {
+            hand(batch, registrations: [])
+        } else if !isIdle(), !isAnyReaderInside() {
+            // Bags wait, and no reader is inside now: this thread's own and the sealed bags can go.
+            releaseThreadRetires()
+            collect()
+        }
+    }
+
+    /// Whether no bag waits and no retire is pushed for the lock's next holder.
+    @inline(__always)
+    private static func isIdle() -> Bool {
+        let words = shared.words
+        return words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() == 0
+    }
+
+    /// Moves the grace periods on if the threads' lock is free, releasing the bags whose periods are over.
+    private static func collect() {
+        guard shared.lock.tryLock() else { return }
+        let state = shared.state
+        let released = state.pointee.advance()
+        shared.lock.unlock()
+        drop(consume released)
     }
 
     /// Releases what this thread kept (``retireLater(_:registrations:)``) once a scan found no reader inside a
