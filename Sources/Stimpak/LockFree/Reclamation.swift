@@ -16,8 +16,11 @@ import CStimpakAtomics
 // - retire: the writer reads every registered thread's section counter (seq-cst). When none is odd and nothing
 //   waits (no thread is inside a section, the common case), nothing unpublished can still be held: what it
 //   retires is released at once, on this thread, with no lock taken (`isQuiescent`: the list of threads is read
-//   while a count of scans is up, and what leaves the list is freed only once that count is 0). Otherwise,
-//   under the threads' lock, it appends what it retires to the current bag.
+//   while the scan is marked, and what leaves the list is freed only once no scan that may have read it is
+//   marked). Otherwise a registered thread keeps it among its own retires (`ThreadRetires`, under a lock in
+//   its own thread state) and hands them over `threadBatchSize` at a time; a later retire of its own that finds
+//   no reader inside releases them. What is handed over (a batch, a retire with registrations, one by a thread
+//   that is not registered) is appended to the current bag under the threads' lock.
 // - grace period: the current bag is sealed, with the odd counters seen then (the readers inside a section),
 //   when no other bag is sealed or once it holds `sealingSize` retires; a bag's grace period is over once each
 //   thread it recorded has moved its counter on (left that section) or exited. A retire releases the sealed
@@ -27,6 +30,9 @@ import CStimpakAtomics
 //   readers, then releases everything.
 // - A retired registration is released only once its bag is and it is on no thread's resolution path (its
 //   factory may be running); until then it is parked here and looked for again at each retire.
+//
+// Why keeping is safe: what a thread keeps was unpublished before it was kept, so before the scan that releases
+// it (one that found no reader inside) or the seal of the bag it joins.
 //
 // Why sealing late is safe: what a bag holds was unpublished before it was appended, so before the bag was
 // sealed. A reader that can still hold it entered its section before that unpublishing store; if it is still
@@ -38,7 +44,8 @@ import CStimpakAtomics
 //
 // Why garbage stays bounded: a bag waits only for sections that were open when it was sealed, and a section
 // runs no factory, callback or lock (only a key's `==`), so every grace period ends within one section's
-// length, a time slice when its reader is preempted, and the next retire releases the bag. Should a reader
+// length, a time slice when its reader is preempted, and the next retire releases the bag; a thread keeps at
+// most `threadBatchSize - 1` retires of its own until its next retire, `reclaimAll` or its exit. Should a reader
 // stay inside a section for as long as it takes `pendingLimit` retires to pile up (a debugger holding it), the
 // retiring writer waits for that reader (`reclaimAll`) as a last resort, which bounds memory.
 
