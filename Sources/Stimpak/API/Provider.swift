@@ -11,55 +11,41 @@
 /// and still detects cycles and depth as a resolve does. When the registrations change (a `register`, an
 /// `unregister`, a `.replace`) or the scope is disposed, a call resolves as ``Resolving/require(_:fileID:line:)``
 /// does: the new registration, or its error. For arguments, an ``ArgumentProvider`` is bound the same way.
-public struct Provider<Service>: @unchecked Sendable {
-    // Unchecked only for `key`, an `AnyHashable`: keys are documented to be immutable values.
-    @usableFromInline let scope: Scope
-    @usableFromInline let key: AnyHashable?
-    /// The registration without runtime arguments, bound when the provider was made, or nil when calls resolve.
-    @usableFromInline let binding: ProviderBinding<Service, Void>?
+public struct Provider<Service>: Sendable {
+    /// The scope, the key and the registration without runtime arguments, bound when the provider was made.
+    @usableFromInline let binding: ProviderBinding<Service, Void>
 
     init(scope: Scope, key: AnyHashable?) {
-        self.scope = scope
-        self.key = key
         binding = scope.providerBinding(Service.self, Void.self, key: key)
     }
 
     /// Whether a call now goes straight to the bound registration: false when the registrations changed or
     /// the scope was disposed since the provider was made (then calls resolve as `require` does), or when its
     /// registration is one that only a locked resolve serves.
-    public var isBound: Bool { binding?.isCurrent ?? false }
+    public var isBound: Bool { binding.isCurrent }
 
     /// Resolves the service registered without runtime arguments.
-    /// - Parameters:
-    ///   - fileID: The caller's file, for the error message.
-    ///   - line: The caller's line.
+    ///
+    /// No call-site parameters (as `require` has): two arguments more cost every call about 12 instructions.
     /// - Returns: A new instance, or the cached one of a reused service.
     /// - Throws: ``ResolutionError``.
     @inlinable
-    public func callAsFunction(fileID: String = #fileID, line: Int = #line) throws(ResolutionError) -> Service {
-        guard let binding else { return try scope.require(Service.self, key: key, fileID: fileID, line: line) }
-        do {
-            return try binding(()) { () throws(ResolutionError) in
-                try scope.resolveInstance(Service.self, (), key: key)
-            }
-        } catch {
-            throw scope.explained(error, fileID: fileID, line: line)
-        }
+    public func callAsFunction() throws(ResolutionError) -> Service {
+        try binding(())
     }
 
     /// Resolves the service registered with runtime arguments of type `Args` (an ``ArgumentProvider`` is bound
     /// to that registration; this looks it up on each call).
-    /// - Parameters:
-    ///   - arguments: One argument, or a tuple of several.
-    ///   - fileID: The caller's file, for the error message.
-    ///   - line: The caller's line.
+    /// - Parameter arguments: One argument, or a tuple of several.
     /// - Returns: A new instance, or the cached one of a reused service.
     /// - Throws: ``ResolutionError``.
     @inlinable
-    public func callAsFunction<Args>(
-        _ arguments: Args, fileID: String = #fileID, line: Int = #line
-    ) throws(ResolutionError) -> Service {
-        try scope.require(Service.self, arguments, key, fileID: fileID, line: line)
+    public func callAsFunction<Args>(_ arguments: Args) throws(ResolutionError) -> Service {
+        do {
+            return try binding.scope.resolveInstance(Service.self, arguments, key: binding.key)
+        } catch {
+            throw binding.scope.explained(error, fileID: "", line: 0)
+        }
     }
 }
 
@@ -82,43 +68,26 @@ extension Provider: ImplicitService {
 /// ```
 /// When the registrations change or the scope is disposed, a call resolves as
 /// ``Resolving/require(_:_:fileID:line:)`` does: the new registration, or its error.
-public struct ArgumentProvider<Service, Arguments>: @unchecked Sendable {
-    // Unchecked only for `key`, an `AnyHashable`: keys are documented to be immutable values.
-    @usableFromInline let scope: Scope
-    @usableFromInline let key: AnyHashable?
-    /// The registration with `Arguments`, bound when the provider was made, or nil when calls resolve.
-    @usableFromInline let binding: ProviderBinding<Service, Arguments>?
+public struct ArgumentProvider<Service, Arguments>: Sendable {
+    /// The scope, the key and the registration with `Arguments`, bound when the provider was made.
+    @usableFromInline let binding: ProviderBinding<Service, Arguments>
 
     init(scope: Scope, key: AnyHashable?) {
-        self.scope = scope
-        self.key = key
         binding = scope.providerBinding(Service.self, Arguments.self, key: key)
     }
 
     /// Whether a call now goes straight to the bound registration: false when the registrations changed or
     /// the scope was disposed since the provider was made (then calls resolve as `require` does), or when its
     /// registration is one that only a locked resolve serves.
-    public var isBound: Bool { binding?.isCurrent ?? false }
+    public var isBound: Bool { binding.isCurrent }
 
     /// Resolves the service with `arguments`.
-    /// - Parameters:
-    ///   - arguments: One argument, or a tuple of several.
-    ///   - fileID: The caller's file, for the error message.
-    ///   - line: The caller's line.
+    /// - Parameter arguments: One argument, or a tuple of several.
     /// - Returns: A new instance, or the cached one of a reused service.
     /// - Throws: ``ResolutionError``.
     @inlinable
-    public func callAsFunction(
-        _ arguments: Arguments, fileID: String = #fileID, line: Int = #line
-    ) throws(ResolutionError) -> Service {
-        guard let binding else { return try scope.require(Service.self, arguments, key, fileID: fileID, line: line) }
-        do {
-            return try binding(arguments) { () throws(ResolutionError) in
-                try scope.resolveInstance(Service.self, arguments, key: key)
-            }
-        } catch {
-            throw scope.explained(error, fileID: fileID, line: line)
-        }
+    public func callAsFunction(_ arguments: Arguments) throws(ResolutionError) -> Service {
+        try binding(arguments)
     }
 }
 
