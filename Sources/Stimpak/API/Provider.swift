@@ -26,7 +26,7 @@ public struct Provider<Service>: Sendable {
 
     /// Resolves the service registered without runtime arguments.
     ///
-    /// No call-site parameters (as `require` has): two arguments more cost every call about 12 instructions.
+    /// Unlike `require`, it takes no `fileID` and `line`: two more arguments cost every call about 12 instructions.
     /// - Returns: A new instance, or the cached one of a reused service.
     /// - Throws: ``ResolutionError``.
     @inlinable
