@@ -266,7 +266,7 @@ func runInstructionComparison() {
         let value = counts[key]!
         let ratio = value / floor
         let swinjectText = swinject.flatMap { counts[$0] }.map { String(format: "%.0f", $0) } ?? "—"
-        return String(format: "| %@ | %.0f | %@ | %.0f | %.2f× %@ | ≤ %.1f× %@ | %@ |",
+        return String(format: "| %@ | %.0f | %@ | %.0f | %.2f× %@ | ≤ %g× %@ | %@ |",
                       label, floor, floorName, value, ratio, floorName, goal, floorName, swinjectText)
             + (ratio <= goal ? " ✅ |" : " ❌ |")
     }
