@@ -9,8 +9,8 @@
 /// A provider is bound to its registration when it is made, as DryIoc compiles a registration to a delegate
 /// once: `makeOrder()` calls the factory (or returns the cached instance) without looking the registration up,
 /// and still detects cycles and depth as a resolve does. When the registrations change (a `register`, an
-/// `unregister`, a `.replace`) or the scope is disposed, a call resolves as ``Resolving/require(_:fileID:line:)``
-/// does: the new registration, or its error. For arguments, an ``ArgumentProvider`` is bound the same way.
+/// `unregister`, a `.replace`) or the scope is disposed, a call resolves as `require` does: the new
+/// registration, or its error. For arguments, an ``ArgumentProvider`` is bound the same way.
 public struct Provider<Service>: Sendable {
     /// The scope, the key and the registration without runtime arguments, bound when the provider was made.
     @usableFromInline let binding: ProviderBinding<Service, Void>
@@ -66,8 +66,8 @@ extension Provider: ImplicitService {
 /// container.autowire(Basket.self) { (makeLine: ArgumentProvider<OrderLine, (String, Int)>) in Basket(makeLine) }
 /// let line = try makeLine(("SKU-1", 3))
 /// ```
-/// When the registrations change or the scope is disposed, a call resolves as
-/// ``Resolving/require(_:_:fileID:line:)`` does: the new registration, or its error.
+/// When the registrations change or the scope is disposed, a call resolves as `require` does: the new
+/// registration, or its error.
 public struct ArgumentProvider<Service, Arguments>: Sendable {
     /// The scope, the key and the registration with `Arguments`, bound when the provider was made.
     @usableFromInline let binding: ProviderBinding<Service, Arguments>
