@@ -74,6 +74,14 @@ struct PersistenceModule: Module {
 }
 
 final class PDFExporter: Sendable {}
+final class OrderLine: Sendable {
+    let sku: String
+    let quantity: Int
+    init(_ sku: String, _ quantity: Int) {
+        self.sku = sku
+        self.quantity = quantity
+    }
+}
 final class ReportScreen: Sendable {
     let exporter: Lazy<PDFExporter>
     init(_ exporter: Lazy<PDFExporter>) { self.exporter = exporter }

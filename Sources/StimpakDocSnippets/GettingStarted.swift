@@ -73,6 +73,13 @@ enum GettingStartedSnippets {
         _ = (pdf, plugins)
     }
 
+    static func providers(container: Container, order: [(String, Int)]) throws {
+        var lines: [OrderLine] = []
+        let makeLine = container.provider(OrderLine.self, arguments: (String, Int).self)
+        for (sku, quantity) in order { lines.append(try makeLine((sku, quantity))) }
+        _ = lines
+    }
+
     static func decorators(container: Container) {
         container.decorate((any OrderStore).self) { scope, inner in LoggingOrderStore(inner, log: try scope.require(Logger.self)) }
         container.decorate((any OrderStore).self, key: "archive") { _, inner in CachingOrderStore(inner) }

@@ -150,6 +150,19 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("TwoRuntimeArguments") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(container.resolve(WithArgs.self, ("a", 1))!) }
     }
+    // Providers bound to their registration when made: a call allocates nothing but the instance.
+    let makeFoo = container.provider(Foo.self)
+    let makeShared = container.provider(Shared.self)
+    let makeWithArgs = container.provider(WithArgs.self, arguments: (String, Int).self)
+    Benchmark("BoundProviderTransient") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try! makeFoo()) }
+    }
+    Benchmark("BoundProviderSingleton") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try! makeShared()) }
+    }
+    Benchmark("BoundProviderTwoArguments") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try! makeWithArgs(("a", 1))) }
+    }
     Benchmark("RequestCycle") { benchmark in
         for id in benchmark.scaledIterations {
             let scope = container.openScope(id)

@@ -60,6 +60,27 @@ func runComparison(settings: Settings) async {
     rows.append(goal(Row(label: "4. two runtime arguments", floor: r4[0], swinject: r4[1], stimpak: r4[2]),
                      "≤ 2.0× floor", atMost: 2.0))
 
+    // 4b-4d. providers bound to their registration when made (issue 32); Swinject's column is its resolve
+    let makeFoo1 = stimpak.provider(Foo1.self)
+    let makeFoo2 = stimpak.provider(Foo2.self)
+    let makeWithArgs4 = stimpak.provider(WithArgs4.self, arguments: (String, Int).self)
+    let r4b = measure(settings, [
+        { n in for _ in 0..<n { sink(Foo1()) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(Foo1.self)!) } },
+        { n in for _ in 0..<n { sink(try! makeFoo1()) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(Foo2.self)!) } },
+        { n in for _ in 0..<n { sink(try! makeFoo2()) } },
+        { n in for _ in 0..<n { sink(WithArgs4(s: "a", i: 1)) } },
+        { n in for _ in 0..<n { sink(swinject.resolve(WithArgs4.self, arguments: "a", 1)!) } },
+        { n in for _ in 0..<n { sink(try! makeWithArgs4(("a", 1))) } },
+    ])
+    rows.append(goal(Row(label: "4b. bound `Provider` call, transient (floor `Foo()`)", floor: r4b[0], swinject: r4b[1], stimpak: r4b[2]),
+                     "≤ 1.15× `Foo()`", atMost: 1.15))
+    rows.append(goal(Row(label: "4c. bound `Provider` call, cached singleton (floor `Foo()`)", floor: r4b[0], swinject: r4b[3], stimpak: r4b[4]),
+                     "≤ 0.4× `Foo()`", atMost: 0.4))
+    rows.append(goal(Row(label: "4d. bound `ArgumentProvider` call, two runtime arguments", floor: r4b[5], swinject: r4b[6], stimpak: r4b[7]),
+                     "≤ 1.2× floor", atMost: 1.2))
+
     // 5. keyed (Swinject: name "x"), transient; 5b. keyed singleton
     let r5 = measure(settings, [
         { n in for _ in 0..<n { sink(Foo5()) } },
@@ -304,6 +325,9 @@ func verify(_ stimpak: Stimpak.Container, _ swinject: Swinject.Container,
             _ largeStimpak: Stimpak.Container, _ largeSwinject: Swinject.Container) {
     precondition(stimpak.resolve(Foo1.self)! !== stimpak.resolve(Foo1.self)!, "transient")
     precondition(stimpak.resolve(Foo2.self)! === stimpak.resolve(Foo2.self)!, "singleton")
+    precondition(stimpak.provider(Foo1.self).isBound && stimpak.provider(Foo2.self).isBound, "bound providers")
+    precondition(try! stimpak.provider(Foo2.self)() === stimpak.resolve(Foo2.self)!, "bound singleton provider")
+    precondition(stimpak.provider(WithArgs4.self, arguments: (String, Int).self).isBound, "bound argument provider")
     precondition(swinject.resolve(Foo1.self)! !== swinject.resolve(Foo1.self)!, "Swinject transient")
     precondition(swinject.resolve(Foo2.self)! === swinject.resolve(Foo2.self)!, "Swinject singleton")
     let root = stimpak.resolve(Root3.self)!, swinjectRoot = swinject.resolve(Root3.self)!

