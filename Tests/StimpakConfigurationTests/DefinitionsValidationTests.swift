@@ -23,12 +23,11 @@ import Testing
         return definitions
     }
 
-    @Test("a 20,000-service reference chain validates in one pass")
+    /// Not timed (a shared CI machine is not a clock): a recursive walk would overflow the stack at this depth.
+    @Test("a 20,000-service reference chain validates without recursion")
     func longChainValidates() throws {
         let definitions = try Self.chain(length: Self.length, last: nil)
-        let start = ContinuousClock.now
         #expect(definitions.validate().isEmpty)
-        #expect(ContinuousClock.now - start < .seconds(5))
     }
 
     @Test("a 20,000-service loop is reported once, with its whole path")
