@@ -69,11 +69,6 @@ void stimpak_mutex_wake(uint32_t *word) {
 }
 #endif
 
-#if !defined(__linux__)
-#include <sched.h>
-void stimpak_yield(void) { sched_yield(); }
-#endif
-
 uintptr_t stimpak_stack_limit(uintptr_t reserve) {
     uintptr_t low = 0, size = 0;
 #if defined(__APPLE__)

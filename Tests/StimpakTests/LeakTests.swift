@@ -201,10 +201,9 @@ import Darwin
             }
             for cycle in 0..<cycles {
                 if cycle == cycles / 10 || cycle == cycles - 1 { samples.value.append(Self.allocatedBytes()) }
-                // What waits for the readers is bounded: at most 32,768 retires in the shared bags
-                // (`Reclamation.pendingLimit`) and 16 kept by this thread (`Reclamation.threadBatchSize`), one
+                // What waits for the readers is bounded: at most 32,768 retires (`Reclamation.pendingLimit`), one
                 // session each, and the one being made.
-                if cycle % 1_000 == 0, live.count > 32_785 { pendingOverLimit.value += 1 }
+                if cycle % 1_000 == 0, live.count > 32_769 { pendingOverLimit.value += 1 }
                 let request = container.openScope(cycle)
                 _ = request.resolve(Session.self)
                 request.dispose()

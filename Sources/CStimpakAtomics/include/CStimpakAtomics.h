@@ -72,10 +72,7 @@ static inline uintptr_t *_Nonnull stimpak_detach_words_address(void) {
 // writes it, and a thread that frees what a scan may read (an exiting thread's state, an outgrown list) waits
 // for every registered thread's word to leave 3. The tenth, which only this thread reads and writes, is where
 // its last scan found a thread inside a section: a reader the scheduler preempted inside one stays there for a
-// time slice, so the next scan looks at it first. Then the thread's own retires that found readers inside, not yet
-// handed to the shared bags: a Reclamation.ThreadRetires (retained, made when the thread is registered), how many
-// it holds (written under `retires_lock`, read by this thread without it), and the lock, which this thread takes
-// to add one and a thread collecting every thread's retires (`Container.reclaim()`) takes to empty it.
+// time slice, so the next scan looks at it first.
 typedef struct stimpak_thread_state {
     uintptr_t section;
     uintptr_t depth;
@@ -87,9 +84,6 @@ typedef struct stimpak_thread_state {
     uintptr_t serves_await;
     uintptr_t scanning;
     uintptr_t scan_hint;
-    void *_Nullable retires;
-    uintptr_t retires_count;
-    uint32_t retires_lock;
 } stimpak_thread_state;
 
 #if defined(__linux__)
@@ -218,38 +212,6 @@ static inline __attribute__((always_inline)) void stimpak_mutex_unlock(uint32_t 
     if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2) stimpak_mutex_wake(word);
 }
 #endif
-
-// The lock of a thread's own retires (see `stimpak_thread_state`): held for an append or a take, never across a
-// call out. Elsewhere than Linux a spin that yields: its holders hold it for a few instructions, and only a
-// collection by `Container.reclaim()` or the thread's exit contends with its owner.
-#if !defined(__linux__)
-void stimpak_yield(void);
-#endif
-
-// How many retires the thread keeps: relaxed, a hint for its owner, which reads it without the lock.
-static inline uintptr_t stimpak_retires_count(stimpak_thread_state *_Nonnull state) {
-    return __atomic_load_n(&state->retires_count, __ATOMIC_RELAXED);
-}
-
-static inline void stimpak_retires_count_store(stimpak_thread_state *_Nonnull state, uintptr_t count) {
-    __atomic_store_n(&state->retires_count, count, __ATOMIC_RELAXED);
-}
-
-static inline __attribute__((always_inline)) void stimpak_retires_lock(stimpak_thread_state *_Nonnull state) {
-#if defined(__linux__)
-    stimpak_mutex_lock(&state->retires_lock);
-#else
-    while (__atomic_exchange_n(&state->retires_lock, 1, __ATOMIC_ACQUIRE) != 0) stimpak_yield();
-#endif
-}
-
-static inline __attribute__((always_inline)) void stimpak_retires_unlock(stimpak_thread_state *_Nonnull state) {
-#if defined(__linux__)
-    stimpak_mutex_unlock(&state->retires_lock);
-#else
-    __atomic_exchange_n(&state->retires_lock, 0, __ATOMIC_RELEASE);
-#endif
-}
 
 // Whether `registration` is on the path of `state`'s thread, which may be running: for a reclaiming writer.
 static inline int stimpak_path_contains(stimpak_thread_state *_Nonnull state, const void *_Nonnull registration) {

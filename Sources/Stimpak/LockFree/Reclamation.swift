@@ -17,10 +17,7 @@ import CStimpakAtomics
 //   waits (no thread is inside a section, the common case), nothing unpublished can still be held: what it
 //   retires is released at once, on this thread, with no lock taken (`isQuiescent`: the list of threads is read
 //   while the scan is marked, and what leaves the list is freed only once no scan that may have read it is
-//   marked). Otherwise a registered thread keeps it among its own retires (`ThreadRetires`, under a lock in
-//   its own thread state) and hands them over `threadBatchSize` at a time; a later retire of its own that finds
-//   no reader inside releases them. What is handed over (a batch, a retire with registrations, one by a thread
-//   that is not registered) is appended to the current bag under the threads' lock.
+//   marked). Otherwise, under the threads' lock, it appends what it retires to the current bag.
 // - grace period: the current bag is sealed, with the odd counters seen then (the readers inside a section),
 //   when no other bag is sealed or once it holds `sealingSize` retires; a bag's grace period is over once each
 //   thread it recorded has moved its counter on (left that section) or exited. A retire releases the sealed
@@ -30,9 +27,6 @@ import CStimpakAtomics
 //   readers, then releases everything.
 // - A retired registration is released only once its bag is and it is on no thread's resolution path (its
 //   factory may be running); until then it is parked here and looked for again at each retire.
-//
-// Why keeping is safe: what a thread keeps was unpublished before it was kept, so before the scan that releases
-// it (one that found no reader inside) or the seal of the bag it joins.
 //
 // Why sealing late is safe: what a bag holds was unpublished before it was appended, so before the bag was
 // sealed. A reader that can still hold it entered its section before that unpublishing store; if it is still
@@ -44,8 +38,7 @@ import CStimpakAtomics
 //
 // Why garbage stays bounded: a bag waits only for sections that were open when it was sealed, and a section
 // runs no factory, callback or lock (only a key's `==`), so every grace period ends within one section's
-// length, a time slice when its reader is preempted, and the next retire releases the bag; a thread keeps at
-// most `threadBatchSize - 1` retires of its own until its next retire, `reclaimAll` or its exit. Should a reader
+// length, a time slice when its reader is preempted, and the next retire releases the bag. Should a reader
 // stay inside a section for as long as it takes `pendingLimit` retires to pile up (a debugger holding it), the
 // retiring writer waits for that reader (`reclaimAll`) as a last resort, which bounds memory.
 
@@ -70,8 +63,6 @@ enum Reclamation {
     static func retire<Garbage>(_ garbage: consuming Garbage) {
         if isQuiescent() {
             _ = consume garbage
-            // What this thread retired while readers were inside, unpublished before the scan that found none.
-            if stimpak_retires_count(stimpak_thread_get()) != 0 { releaseThreadRetires() }
             return
         }
         retireLater(garbage, registrations: [])
@@ -81,7 +72,9 @@ enum Reclamation {
     /// the threads' lock (a disposal on every request takes no lock of this module's besides the container's).
     @inline(__always)
     private static func isQuiescent() -> Bool {
-        isIdle() && !isAnyReaderInside()
+        let words = shared.words
+        guard words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() == 0 else { return false }
+        return !isAnyReaderInside()
     }
 
     /// Whether a registered thread is inside a read section now, read without the threads' lock. Any thread,
@@ -159,76 +152,12 @@ enum Reclamation {
         static let total = 7
     }
 
-    /// ``retire(_:registrations:)`` past its common case: a registered thread keeps a retire without
-    /// registrations among its own (``ThreadRetires``), and hands them to the shared bags by the batch; any other
-    /// is handed over at once (``hand(_:registrations:)``).
+    /// ``retire(_:registrations:)`` past its common case: appends to the current bag under the threads' lock when
+    /// it is free, else pushes onto ``Words/incoming`` for the lock's next holder, so that a retire never waits
+    /// for a holder the scheduler preempted. Only when that stack holds `pendingLimit` retires (the holder has
+    /// been away that long) does it wait for the lock, which bounds memory.
     @inline(never)
     private static func retireLater<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
-        let own = stimpak_thread_get()
-        guard registrations.isEmpty, let retires = own.pointee.retires else {
-            hand([garbage], registrations: registrations)
-            return
-        }
-        // A registered thread keeps what it retires under its own lock (a line no other thread writes) until it
-        // holds `threadBatchSize`, then hands them over together: one use of the shared state per batch.
-        var batch: [Any] = []
-        // Moved in, so that no reference stays here after a batch is handed over and released.
-        var item: Any? = garbage
-        stimpak_retires_lock(own)
-        Unmanaged<ThreadRetires>.fromOpaque(retires)._withUnsafeGuaranteedRef { retires in
-            retires.garbage.append(item.take().unsafelyUnwrapped)
-            if retires.garbage.count >= threadBatchSize { swap(&batch, &retires.garbage) }
-            stimpak_retires_count_store(own, UInt(retires.garbage.count))
-        }
-        stimpak_retires_unlock(own)
-        if !batch.isEmpty {
-            hand(batch, registrations: [])
-        } else if !isIdle(), !isAnyReaderInside() {
-            // Bags wait, and no reader is inside now: this thread's own and the sealed bags can go.
-            releaseThreadRetires()
-            collect()
-        }
-    }
-
-    /// Whether no bag waits and no retire is pushed for the lock's next holder.
-    @inline(__always)
-    private static func isIdle() -> Bool {
-        let words = shared.words
-        return words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() == 0
-    }
-
-    /// Moves the grace periods on if the threads' lock is free, releasing the bags whose periods are over.
-    private static func collect() {
-        guard shared.lock.tryLock() else { return }
-        let state = shared.state
-        let released = state.pointee.advance()
-        shared.lock.unlock()
-        drop(consume released)
-    }
-
-    /// Releases what this thread kept (``retireLater(_:registrations:)``) once a scan found no reader inside a
-    /// section: it was unpublished before that scan.
-    @inline(never)
-    private static func releaseThreadRetires() {
-        let own = stimpak_thread_get()
-        guard let retires = own.pointee.retires else { return }
-        var released = Released()
-        stimpak_retires_lock(own)
-        Unmanaged<ThreadRetires>.fromOpaque(retires)._withUnsafeGuaranteedRef { retires in
-            swap(&released.garbage, &retires.garbage)
-        }
-        stimpak_retires_count_store(own, 0)
-        // Counted before the lock is released: a `reclaimAll()` that finds them gone waits for their drop.
-        if released.count > 0 { stimpak_fetch_add(shared.words.advanced(by: Words.dropping).address, UInt(released.count)) }
-        stimpak_retires_unlock(own)
-        drop(consume released)
-    }
-
-    /// Hands retires to the shared bags: appends them to the current bag under the threads' lock when it is
-    /// free, else pushes them onto ``Words/incoming`` for the lock's next holder, so that a retire never waits
-    /// for a holder the scheduler preempted. Only when that stack holds `pendingLimit` pushes (the holder has
-    /// been away that long) does it wait for the lock, which bounds memory.
-    private static func hand(_ garbage: consuming [Any], registrations: consuming [any Registration]) {
         if shared.lock.tryLock() {
             enqueue(garbage, registrations: registrations)
             return
@@ -253,13 +182,13 @@ enum Reclamation {
     /// A retire that found the threads' lock taken, on the ``Words/incoming`` stack until the lock's next holder
     /// takes it into the current bag (``State/takeIncoming()``).
     private final class Incoming {
-        let garbage: [Any]
+        let garbage: Any
         let registrations: [any Registration]
         /// The retire below it on the stack (its `Unmanaged` bits, the reference the stack held), 0 at the bottom;
         /// written only before the push that publishes this one.
         var below: UInt = 0
 
-        init(garbage: [Any], registrations: [any Registration]) {
+        init(garbage: Any, registrations: [any Registration]) {
             self.garbage = garbage
             self.registrations = registrations
         }
@@ -267,12 +196,11 @@ enum Reclamation {
 
     /// Appends to the current bag and moves the grace periods on. Call with the threads' lock held; returns with
     /// it released.
-    private static func enqueue(_ garbage: consuming [Any], registrations: consuming [any Registration]) {
+    private static func enqueue<Garbage>(_ garbage: consuming Garbage, registrations: consuming [any Registration]) {
         let state = shared.state
-        let count = garbage.count
-        state.pointee.current.appendMoving(garbage)
+        state.pointee.current.append(garbage)
         if !registrations.isEmpty { state.pointee.currentRegistrations.appendMoving(registrations) }
-        state.pointee.appended += count
+        state.pointee.appended += 1
         let released = state.pointee.advance()
         let isOverLimit = state.pointee.pendingRetires() >= pendingLimit
         shared.lock.unlock()
@@ -289,7 +217,6 @@ enum Reclamation {
         let dropping = shared.words.advanced(by: Words.dropping)
         shared.lock.lock()
         state.pointee.takeIncoming()
-        state.pointee.takeThreadRetires()
         let target = state.pointee.appended
         while true {
             let released = state.pointee.advance()
@@ -310,7 +237,6 @@ enum Reclamation {
     /// Registers the counter of a thread that is about to enter its first section.
     static func register(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         let state = shared.state
-        thread.pointee.retires = Unmanaged.passRetained(ThreadRetires()).toOpaque()
         let outgrown = shared.lock.withLock { state.pointee.add(thread) }
         if let outgrown {
             waitForScanners()
@@ -323,34 +249,14 @@ enum Reclamation {
     static func unregister(_ thread: UnsafeMutablePointer<stimpak_thread_state>) {
         let state = shared.state
         let (released, outgrown) = shared.lock.withLock {
-            // What it kept joins the shared bags, under its lock: a collection may be taking it too.
-            state.pointee.takeRetires(of: thread)
             let outgrown = state.pointee.remove(thread)
             return (state.pointee.advance(), outgrown)
-        }
-        // No other thread reaches it now: it is in no list.
-        if let retires = thread.pointee.retires {
-            thread.pointee.retires = nil
-            Unmanaged<ThreadRetires>.fromOpaque(retires).release()
         }
         drop(consume released)
         // A lock-free scan may still read the thread's state, which is freed as it exits.
         waitForScanners()
         if let outgrown { RawMemory.release(outgrown) }
     }
-
-    /// A registered thread's retires that found readers inside a section, kept until it holds
-    /// `threadBatchSize` (``retireLater(_:registrations:)``), a scan finds no reader inside
-    /// (``releaseThreadRetires()``), `reclaimAll()` collects them, or the thread exits. Guarded by the thread's
-    /// `retires_lock`; its thread state holds the reference.
-    private final class ThreadRetires {
-        var garbage: [Any] = []
-    }
-
-    /// How many retires a thread keeps before it hands them to the shared bags: what a thread that stops
-    /// retiring may leave unreleased until a collection or its exit, and how far one use of the shared state
-    /// is spread.
-    static let threadBatchSize = 16
 
     /// Drops what a retire or reclaim took, after unlocking, and counts it dropped: ``reclaimAll()`` returns
     /// only once what other threads took is dropped too.
@@ -493,32 +399,12 @@ enum Reclamation {
             while let pointer = UnsafeRawPointer(bitPattern: bits) {
                 let node = Unmanaged<Incoming>.fromOpaque(pointer).takeRetainedValue()
                 bits = node.below
-                current.appendMoving(node.garbage)
+                current.append(node.garbage)
                 if !node.registrations.isEmpty { currentRegistrations.append(contentsOf: node.registrations) }
-                appended += node.garbage.count
                 taken += 1
             }
+            appended += Int(taken)
             stimpak_fetch_sub(words.advanced(by: Words.incomingCount).address, taken)
-        }
-
-        /// Moves what every registered thread kept (``ThreadRetires``) into the current bag. What they hold was
-        /// unpublished before it was kept, so before this: the bag's seal covers it.
-        mutating func takeThreadRetires() {
-            for index in 0..<count { takeRetires(of: thread(at: index)) }
-        }
-
-        /// Moves what `thread` kept into the current bag, under the thread's lock.
-        mutating func takeRetires(of thread: UnsafeMutablePointer<stimpak_thread_state>) {
-            guard let retires = thread.pointee.retires else { return }
-            var taken: [Any] = []
-            stimpak_retires_lock(thread)
-            Unmanaged<ThreadRetires>.fromOpaque(retires)._withUnsafeGuaranteedRef { retires in
-                swap(&taken, &retires.garbage)
-            }
-            stimpak_retires_count_store(thread, 0)
-            stimpak_retires_unlock(thread)
-            appended += taken.count
-            current.appendMoving(taken)
         }
 
         /// Whether the oldest sealed bag waits for `own`'s open section and for no other thread.

@@ -17,8 +17,7 @@ extension Scope {
     /// The hooks have run when it returns; the memory the scopes held (the last references to their
     /// instances) is released then too, unless another thread is inside a lock-free resolve at that moment, or
     /// holds the container's lock: then it is released by a later disposal, registration change or use of
-    /// the container's lock, once that thread has moved on (this thread keeps up to 15 such disposals' memory
-    /// until its own next disposal that finds no resolve under way), or by ``Container/reclaim()``.
+    /// the container's lock, once that thread has moved on, or by ``Container/reclaim()``.
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() -> [DisposalFailure] {
