@@ -20,3 +20,6 @@ check() {
   echo "$file: rejected ($expected)"
 }
 check Tests/CompileFailures/TopLevelDispose.swift "instance method 'dispose' is unavailable from asynchronous contexts"
+check Tests/CompileFailures/TopLevelScopeDispose.swift "instance method 'dispose' is unavailable from asynchronous contexts"
+check Tests/CompileFailures/ScopeDisposeInDefer.swift "instance method 'dispose' is unavailable from asynchronous contexts"
+check Tests/CompileFailures/TopLevelDisposeScope.swift "instance method 'disposeScope' is unavailable from asynchronous contexts"

@@ -301,8 +301,15 @@ extension Resolving {
     }
 
     /// Disposes `scope` and its subtree; does nothing for a scope of another container.
+    ///
+    /// Unavailable in asynchronous code, where `await disposeScope(scope)` awaits the asynchronous hooks (see
+    /// ``Scope/dispose()-3kxxz``).
     /// - Parameter scope: The scope to dispose.
     /// - Returns: The disposal hooks that threw.
+    @available(
+        *, noasync,
+        message: "it leaves async hooks unawaited; in async code write 'await disposeScope(scope)'"
+    )
     @discardableResult
     public func disposeScope(_ scope: Scope) -> [DisposalFailure] {
         guard scope.registry === resolutionScope.registry else { return [] }
@@ -311,8 +318,14 @@ extension Resolving {
 
     /// Disposes the open child scope with `key` that shares it (opened ``ScopeSharing/byKey``), if any, and its
     /// subtree.
+    ///
+    /// Unavailable in asynchronous code, where `await disposeScope(key)` awaits the asynchronous hooks.
     /// - Parameter key: The child's key.
     /// - Returns: The disposal hooks that threw.
+    @available(
+        *, noasync,
+        message: "it leaves async hooks unawaited; in async code write 'await disposeScope(key)'"
+    )
     @discardableResult
     public func disposeScope(_ key: AnyHashable) -> [DisposalFailure] {
         resolutionScope[key]?.dispose() ?? []

@@ -18,7 +18,17 @@ extension Scope {
     /// instances) is released then too, unless another thread is inside a lock-free resolve at that moment, or
     /// holds the container's lock: then it is released by a later disposal, registration change or use of
     /// the container's lock, once that thread has moved on, or by ``Container/reclaim()``.
+    ///
+    /// Unavailable in asynchronous code, a `defer` there included, where `await scope.dispose()` or
+    /// `withScope` awaits the asynchronous hooks: Swift picks this synchronous form for `await scope.dispose()`
+    /// at the top level of `main.swift`, and the attribute makes that pick a compile error instead of hooks
+    /// left unawaited.
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
+    @available(
+        *, noasync,
+        message:
+            "it leaves async hooks unawaited; in async code write 'await scope.dispose()', or open the scope with 'withScope { scope in … }' where a 'defer' would dispose it; at the top level of main.swift (where Swift picks this form) call it from an async function: 'func shutDown() async { await scope.dispose() }'"
+    )
     @discardableResult
     public func dispose() -> [DisposalFailure] {
         guard let locked = registry.lock.tryAcquire() else { return disposeWhileLockIsBusy() }
