@@ -12,6 +12,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Stimpak", path: "../.."),
+        .package(name: "StimpakServerSupport", path: "../StimpakServerSupport"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
@@ -21,6 +22,7 @@ let package = Package(
             name: "StimpakHummingbird",
             dependencies: [
                 .product(name: "Stimpak", package: "Stimpak"),
+                .product(name: "StimpakServer", package: "StimpakServerSupport"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -31,6 +33,7 @@ let package = Package(
             dependencies: [
                 "StimpakHummingbird",
                 .product(name: "Stimpak", package: "Stimpak"),
+                .product(name: "StimpakServer", package: "StimpakServerSupport"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]),
         // The example server: its routes are in a library target, so that the tests serve the same app.
@@ -38,6 +41,8 @@ let package = Package(
             name: "StimpakHummingbirdExampleApp",
             dependencies: [
                 "StimpakHummingbird",
+                .product(name: "ServerExampleModule", package: "StimpakServerSupport"),
+                .product(name: "ServerExampleServices", package: "StimpakServerSupport"),
                 .product(name: "Stimpak", package: "Stimpak"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]),
@@ -45,13 +50,19 @@ let package = Package(
         // The same handlers without a container: the load script's baseline.
         .executableTarget(
             name: "HandWrittenExample",
-            dependencies: [.product(name: "Hummingbird", package: "hummingbird")]),
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServerExampleServices", package: "StimpakServerSupport"),
+            ]),
         .testTarget(
             name: "StimpakHummingbirdTests",
             dependencies: [
                 "StimpakHummingbird",
                 "StimpakHummingbirdTesting",
                 "StimpakHummingbirdExampleApp",
+                .product(name: "ServerExampleModule", package: "StimpakServerSupport"),
+                .product(name: "ServerExampleServices", package: "StimpakServerSupport"),
+                .product(name: "ServerTestSupport", package: "StimpakServerSupport"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

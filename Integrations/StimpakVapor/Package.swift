@@ -12,6 +12,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Stimpak", path: "../.."),
+        .package(name: "StimpakServerSupport", path: "../StimpakServerSupport"),
         .package(url: "https://github.com/vapor/vapor", exact: "4.122.3"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
@@ -20,6 +21,7 @@ let package = Package(
             name: "StimpakVapor",
             dependencies: [
                 .product(name: "Stimpak", package: "Stimpak"),
+                .product(name: "StimpakServer", package: "StimpakServerSupport"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -29,6 +31,7 @@ let package = Package(
             dependencies: [
                 "StimpakVapor",
                 .product(name: "Stimpak", package: "Stimpak"),
+                .product(name: "StimpakServer", package: "StimpakServerSupport"),
                 .product(name: "Vapor", package: "vapor"),
             ]),
         // The example server: its container and routes are in a library target, so that the tests serve the
@@ -37,6 +40,8 @@ let package = Package(
             name: "StimpakVaporExampleApp",
             dependencies: [
                 "StimpakVapor",
+                .product(name: "ServerExampleModule", package: "StimpakServerSupport"),
+                .product(name: "ServerExampleServices", package: "StimpakServerSupport"),
                 .product(name: "Stimpak", package: "Stimpak"),
                 .product(name: "Vapor", package: "vapor"),
             ]),
@@ -44,13 +49,19 @@ let package = Package(
         // The same handlers without a container: the load script's baseline.
         .executableTarget(
             name: "VaporHandWrittenExample",
-            dependencies: [.product(name: "Vapor", package: "vapor")]),
+            dependencies: [
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "ServerExampleServices", package: "StimpakServerSupport"),
+            ]),
         .testTarget(
             name: "StimpakVaporTests",
             dependencies: [
                 "StimpakVapor",
                 "StimpakVaporTesting",
                 "StimpakVaporExampleApp",
+                .product(name: "ServerExampleModule", package: "StimpakServerSupport"),
+                .product(name: "ServerExampleServices", package: "StimpakServerSupport"),
+                .product(name: "ServerTestSupport", package: "StimpakServerSupport"),
                 .product(name: "VaporTesting", package: "vapor"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

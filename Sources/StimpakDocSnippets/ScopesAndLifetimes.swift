@@ -8,12 +8,12 @@ import Testing
 
 @Test(arguments: 0..<8)                                    // 8 cases, run in parallel
 func checkout(index: Int) async throws {
-    let test = App.container.openScope("test \(index)")    // the app's real container
-    defer { test.dispose() }
-    test.register(PaymentGateway.self, reuse: .singleton) { FakeGateway(declines: index.isMultiple(of: 2)) }
-    let checkout = try await test.require(Checkout.self)   // the app's Checkout, with this test's fake
-    let receipt = try await test.withCurrent { try await checkout.pay(amount: 30) }
-    #expect(receipt.isDeclined == index.isMultiple(of: 2))
+    try await App.container.withScope("test \(index)") { test in   // the app's real container; disposed at the end
+        test.register(PaymentGateway.self, reuse: .singleton) { FakeGateway(declines: index.isMultiple(of: 2)) }
+        let checkout = try await test.require(Checkout.self)      // the app's Checkout, with this test's fake
+        let receipt = try await test.withCurrent { try await checkout.pay(amount: 30) }
+        #expect(receipt.isDeclined == index.isMultiple(of: 2))
+    }
 }
 
 enum ScopesAndLifetimesSnippets {

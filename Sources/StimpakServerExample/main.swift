@@ -216,22 +216,23 @@ let userSessions = (0..<userCount).map { user in
 }
 
 func serve(_ request: Request) async throws -> Outcome {
-    let scope = userSessions[request.user].openScope("request-\(request.id)")
-    defer { scope.dispose() }
-    scope.provide(request)
-    // Every injection below resolves from the request's scope: its request, session, logger, cart.
-    return try await scope.withCurrent {
-        let controller = RequestController()
-        let response = try await controller.respond()
-        let again = try await scope.require(DatabaseSession.self)
-        return Outcome(
-            user: request.user,
-            pricing: controller.pricing.name,
-            pool: ObjectIdentifier(controller.handler.session.pool),
-            session: controller.handler.session.serial,
-            sessionIsReusedWithinRequest: again === controller.handler.session,
-            cart: controller.handler.cart.serial,
-            response: response)
+    // The request's scope, disposed (its async hooks awaited) however the body ends.
+    try await userSessions[request.user].withScope("request-\(request.id)") { scope in
+        scope.provide(request)
+        // Every injection below resolves from the request's scope: its request, session, logger, cart.
+        return try await scope.withCurrent {
+            let controller = RequestController()
+            let response = try await controller.respond()
+            let again = try await scope.require(DatabaseSession.self)
+            return Outcome(
+                user: request.user,
+                pricing: controller.pricing.name,
+                pool: ObjectIdentifier(controller.handler.session.pool),
+                session: controller.handler.session.serial,
+                sessionIsReusedWithinRequest: again === controller.handler.session,
+                cart: controller.handler.cart.serial,
+                response: response)
+        }
     }
 }
 

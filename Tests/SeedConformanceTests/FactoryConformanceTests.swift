@@ -254,12 +254,12 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<8 {
                 group.addTask {
-                    let test = container.openScope("test \(index)")
-                    defer { test.dispose() }
-                    test.register(Networking.self, reuse: .singleton) { Networking(json: #"{ "accounts": [\#(index)] }"#) }
-                    let model = try await test.require(AccountsViewModel.self)
-                    #expect(model.loader.network.json == #"{ "accounts": [\#(index)] }"#, "this test's mock, three levels down")
-                    #expect(try await test.require(Networking.self) !== live)
+                    try await container.withScope("test \(index)") { test in
+                        test.register(Networking.self, reuse: .singleton) { Networking(json: #"{ "accounts": [\#(index)] }"#) }
+                        let model = try await test.require(AccountsViewModel.self)
+                        #expect(model.loader.network.json == #"{ "accounts": [\#(index)] }"#, "this test's mock, three levels down")
+                        #expect(try await test.require(Networking.self) !== live)
+                    }
                 }
             }
             try await group.waitForAll()

@@ -24,18 +24,18 @@ enum App {
 @Suite struct ParallelOverrideTests {
     @Test(arguments: 0..<8)
     func eachTestOverridesTheSameServiceDifferently(index: Int) async throws {
-        let test = App.container.openScope("test \(index)")
-        defer { test.dispose() }
-        test.register((any Greeter).self, reuse: .singleton) { FixedGreeter(greeting: "fake \(index)") }
-        try await test.withCurrent {
-            for round in 0..<20 {
-                let checkout = try await test.require(App.Checkout.self)
-                #expect(checkout.viaFactory.greeting == "fake \(index)", "round \(round)")
-                #expect(checkout.greeter.greeting == "fake \(index)", "injected, round \(round)")
-                #expect(try await inject((any Greeter).self).greeting == "fake \(index)")
-                // Let the other tests run in between, on this thread or another.
-                try await Task.sleep(nanoseconds: 1_000_000)
-                #expect(App.Checkout(viaFactory: FixedGreeter(greeting: "")).greeter.greeting == "fake \(index)")
+        try await App.container.withScope("test \(index)") { test in
+            test.register((any Greeter).self, reuse: .singleton) { FixedGreeter(greeting: "fake \(index)") }
+            try await test.withCurrent {
+                for round in 0..<20 {
+                    let checkout = try await test.require(App.Checkout.self)
+                    #expect(checkout.viaFactory.greeting == "fake \(index)", "round \(round)")
+                    #expect(checkout.greeter.greeting == "fake \(index)", "injected, round \(round)")
+                    #expect(try await inject((any Greeter).self).greeting == "fake \(index)")
+                    // Let the other tests run in between, on this thread or another.
+                    try await Task.sleep(nanoseconds: 1_000_000)
+                    #expect(App.Checkout(viaFactory: FixedGreeter(greeting: "")).greeter.greeting == "fake \(index)")
+                }
             }
         }
         #expect(try await App.container.require((any Greeter).self).greeting == "production")

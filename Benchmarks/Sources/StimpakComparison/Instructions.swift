@@ -153,11 +153,7 @@ let instructionScenarios: [InstructionScenario] = [
         let container = makeStimpak()
         return { n in
             inTask {
-                for _ in 0..<n {
-                    let request = container.openScope()
-                    sink(request.resolve(SyncSession10.self)!)
-                    request.dispose()
-                }
+                for _ in 0..<n { syncSessionCycle(container) }
             }
         }
     },
@@ -190,6 +186,14 @@ let instructionScenarios: [InstructionScenario] = [
         { n in for _ in 0..<n { sink(keyedColdStartSwinject()) } }
     },
 ]
+
+/// One synchronous request cycle, in a synchronous function so that a task can run it: the synchronous
+/// `dispose()` is unavailable in async code.
+func syncSessionCycle(_ container: Stimpak.Container) {
+    let request = container.openScope()
+    sink(request.resolve(SyncSession10.self)!)
+    request.dispose()
+}
 
 /// Runs `body` in a task and waits for it: both runs of a scenario pay the same task and semaphore.
 func inTask(_ body: @escaping @Sendable () async -> Void) {

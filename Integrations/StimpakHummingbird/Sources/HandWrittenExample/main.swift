@@ -1,47 +1,9 @@
-// The example server's handlers without a container, for the load script's comparison: the pool is a global,
-// each request opens its session and closes it (awaited) once the response is written, and the request's
-// values are passed by hand. `PORT` as for stimpak-hummingbird-example.
+// The example server's handlers without a container, for the load script's comparison: the example's own
+// services (ServerExampleServices), made by hand. The pool is a global, each request opens its session and
+// closes it (awaited) once the response is written, and the request's values are passed by hand. `PORT` as
+// for stimpak-hummingbird-example.
 import Hummingbird
-import Synchronization
-
-final class ConnectionPool: Sendable {
-    private let opened = Atomic<Int>(0)
-    private let closed = Atomic<Int>(0)
-    var sessionsOpened: Int { opened.load(ordering: .relaxed) }
-    var sessionsClosed: Int { closed.load(ordering: .relaxed) }
-    func checkOut() -> Int { opened.add(1, ordering: .relaxed).newValue }
-    func checkIn() { closed.add(1, ordering: .relaxed) }
-}
-
-final class DatabaseSession: Sendable {
-    let number: Int
-    let pool: ConnectionPool
-    private let isClosed = Atomic<Bool>(false)
-
-    private init(pool: ConnectionPool) {
-        self.pool = pool
-        number = pool.checkOut()
-    }
-
-    static func open(pool: ConnectionPool) async -> DatabaseSession { DatabaseSession(pool: pool) }
-
-    func query(_ query: String) throws -> String {
-        guard !isClosed.load(ordering: .relaxed) else { throw SessionClosed() }
-        return "\(query) on session \(number)"
-    }
-
-    func close() async throws {
-        guard !isClosed.exchange(true, ordering: .relaxed) else { throw SessionClosed() }
-        pool.checkIn()
-    }
-}
-
-struct SessionClosed: Error {}
-
-struct RequestInfo: Sendable {
-    let id: String
-    let path: String
-}
+import ServerExampleServices
 
 /// Opens a session for the request, runs `body`, and closes the session once the response is written.
 func withSession(

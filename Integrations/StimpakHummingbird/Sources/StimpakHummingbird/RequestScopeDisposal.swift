@@ -1,5 +1,6 @@
 import Logging
 import Stimpak
+import StimpakServer
 import Synchronization
 
 /// The disposal of a request scope whose response body is written after the handler returned: run once,
@@ -35,21 +36,11 @@ final class RequestScopeDisposal: Sendable {
         !isClaimed.exchange(true, ordering: .acquiringAndReleasing)
     }
 
-    /// Disposes `scope`, awaiting its asynchronous hooks (in a task of its own when this one is cancelled,
-    /// so that a hook that closes a connection is not cancelled with the request), logs each failure at
-    /// error level through the request's logger, then calls `afterDisposal`.
+    /// Disposes `scope` with ``RequestScopes/dispose(_:logger:)`` (its asynchronous hooks awaited, even when
+    /// the request's task is cancelled; each failure logged at error level with the request id), then calls
+    /// `afterDisposal`.
     static func dispose(_ scope: Scope, logger: Logger, then afterDisposal: (@Sendable (Scope) -> Void)?) async {
-        let failures: [DisposalFailure]
-        if Task.isCancelled {
-            failures = await Task { await scope.dispose() }.value
-        } else {
-            failures = await scope.dispose()
-        }
-        for failure in failures {
-            logger.error(
-                "Disposing \(failure.service) at the end of the request threw",
-                metadata: ["stimpak.error": "\(failure.error)"])
-        }
+        await RequestScopes.dispose(scope, logger: logger)
         afterDisposal?(scope)
     }
 }

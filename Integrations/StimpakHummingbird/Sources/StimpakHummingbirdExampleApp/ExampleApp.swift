@@ -1,4 +1,6 @@
 public import Hummingbird
+import ServerExampleModule
+import ServerExampleServices
 public import Stimpak
 public import StimpakHummingbird
 
@@ -7,7 +9,7 @@ public enum ExampleApp {
     /// A container with the app's registrations.
     public static func makeContainer() -> Container {
         let container = Container()
-        container.install(ExampleModule())
+        container.install(ExampleModule(request: Request.self, id: RequestIdentifier.self) { $0.uri.path })
         return container
     }
 

@@ -1,6 +1,7 @@
 import Hummingbird
 public import Stimpak
 public import StimpakHummingbird
+public import StimpakServer
 import Synchronization
 
 /// A test's own scope between the container and its requests: it holds the test's fakes, the requests'
@@ -78,18 +79,6 @@ public final class StimpakTestScope: Sendable {
     }
 }
 
-/// What ``StimpakTestScope/requireNoLeaks()`` found.
-public struct LeakReport: Error, CustomStringConvertible {
-    /// The request scopes left open, by key.
-    public let openScopes: [String]
-    /// The instances alive after their request scope was disposed.
-    public let survivors: [String]
-
-    /// The open scopes and the survivors, a line each.
-    public var description: String {
-        var lines: [String] = []
-        if !openScopes.isEmpty { lines.append("\(openScopes.count) request scopes left open: \(openScopes)") }
-        if !survivors.isEmpty { lines.append("\(survivors.count) instances outlived their request scope: \(survivors)") }
-        return lines.joined(separator: "\n")
-    }
-}
+/// What ``StimpakTestScope/requireNoLeaks()`` found: the request scopes left open, and the instances alive
+/// after their request scope was disposed.
+public typealias LeakReport = StimpakServer.LeakReport

@@ -1,11 +1,14 @@
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import ServerExampleModule
+import ServerExampleServices
+import ServerTestSupport
+import ServiceLifecycleTestKit
 import Stimpak
 import StimpakHummingbird
 import StimpakHummingbirdExampleApp
 import StimpakHummingbirdTesting
-import ServiceLifecycleTestKit
 import Synchronization
 import Testing
 
@@ -148,14 +151,6 @@ import Testing
         #expect(try await eventually { pool.sessionsClosed == 1 })
         #expect(try await eventually { test.openRequestCount == 0 })
         try await test.requireNoLeaks()
-    }
-
-    /// A fake of the example's pool, installed for one test.
-    struct FakePool: ScopeModule {
-        let pool: ConnectionPool
-        func register(in scope: Scope) {
-            scope.register(ConnectionPool.self, reuse: .singleton) { pool }
-        }
     }
 
     @Test("a test scope's module of fakes overrides the container's registrations for that test only")

@@ -1,6 +1,8 @@
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import ServerExampleServices
+import ServerTestSupport
 import Stimpak
 import StimpakHummingbird
 import StimpakHummingbirdExampleApp
@@ -32,28 +34,15 @@ import Testing
     func concurrentRequestsAreIsolated() async throws {
         let test = StimpakTestScope(container: ExampleApp.makeContainer())
         let bodies = try await Self.makeApp(test).test(.router) { client in
-            try await withThrowingTaskGroup(of: String.self) { group in
-                for request in 0..<100 {
-                    group.addTask {
-                        let uri = request.isMultiple(of: 2) ? "/orders" : "/users/\(request)"
-                        return try await client.execute(uri: uri, method: .get) { response in
-                            #expect(response.status == .ok)
-                            return String(buffer: response.body)
-                        }
-                    }
+            try await sendExampleRequests(100) { path in
+                try await client.execute(uri: "/" + path, method: .get) { response in
+                    #expect(response.status == .ok)
+                    return String(buffer: response.body)
                 }
-                return try await group.reduce(into: []) { $0.append($1) }
             }
         }
-        let sessions = Set(bodies.compactMap { $0.firstMatch(of: /on session (\d+)/).map { Int($0.1)! } })
-        #expect(sessions.count == 100, "a session of its own for each request")
-        #expect(bodies.filter { $0.contains("orders") }.allSatisfy { $0.contains("one session: true") })
-        let pool = try await test.container.require(ConnectionPool.self)
-        #expect(pool.sessionsOpened == 100)
-        #expect(pool.sessionsClosed == 100, "closed exactly once each: a second close throws and is logged")
+        try await expectOneSessionPerRequest(bodies, container: test.container, testScope: test.scope)
         #expect(test.disposedRequestCount == 100)
-        #expect(test.openRequestCount == 0)
-        #expect(test.container.openScopeCount == 1, "only the test's own scope")
         try await test.requireNoLeaks()
     }
 
@@ -106,10 +95,8 @@ import Testing
                 #expect(body.contains("request "))
             }
         }
-        let errors = log.entries.filter { $0.level == .error }
-        #expect(errors.count == 1)
-        #expect(errors.first?.metadata["hb.request.id"] != nil)
-        #expect(errors.first?.metadata["stimpak.error"]?.description.contains("Unregistered") == true)
+        let error = log.expectOneError(requestIDKey: "hb.request.id")
+        #expect(error?.metadata["stimpak.error"]?.description.contains("Unregistered") == true)
         #expect(container.openScopeCount == 0)
     }
 
@@ -130,10 +117,8 @@ import Testing
         try await Application(router: router, logger: log.logger()).test(.router) { client in
             try await client.execute(uri: "/", method: .get) { #expect($0.status == .ok) }
         }
-        let errors = log.entries.filter { $0.level == .error }
-        #expect(errors.count == 1)
-        #expect(errors.first?.message.contains("Broken") == true)
-        #expect(errors.first?.metadata["hb.request.id"] != nil)
+        let error = log.expectOneError(requestIDKey: "hb.request.id")
+        #expect(error?.message.contains("Broken") == true)
     }
 
     @Test("context.scope without the middleware: a 500 that says to add it")

@@ -1,3 +1,5 @@
+import ServerExampleModule
+import ServerExampleServices
 public import Stimpak
 import StimpakVapor
 public import Vapor
@@ -7,7 +9,7 @@ public enum ExampleApp {
     /// A container with the app's registrations.
     public static func makeContainer() -> Container {
         let container = Container()
-        container.install(ExampleModule())
+        container.install(ExampleModule(request: Request.self, id: RequestIdentifier.self) { $0.url.path })
         return container
     }
 

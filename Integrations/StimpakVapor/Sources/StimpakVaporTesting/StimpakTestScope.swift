@@ -1,4 +1,5 @@
 public import Stimpak
+public import StimpakServer
 import StimpakVapor
 import Synchronization
 public import Vapor
@@ -99,18 +100,6 @@ public struct StimpakNotInUse: Error, CustomStringConvertible {
     }
 }
 
-/// What ``StimpakTestScope/requireNoLeaks(timeout:)`` found.
-public struct LeakReport: Error, CustomStringConvertible {
-    /// The request scopes left open, by key.
-    public let openScopes: [String]
-    /// The instances alive after their request scope was disposed.
-    public let survivors: [String]
-
-    /// The open scopes and the survivors, a line each.
-    public var description: String {
-        var lines: [String] = []
-        if !openScopes.isEmpty { lines.append("\(openScopes.count) request scopes left open: \(openScopes)") }
-        if !survivors.isEmpty { lines.append("\(survivors.count) instances outlived their request scope: \(survivors)") }
-        return lines.joined(separator: "\n")
-    }
-}
+/// What ``StimpakTestScope/requireNoLeaks(timeout:)`` found: the request scopes left open, and the instances alive
+/// after their request scope was disposed.
+public typealias LeakReport = StimpakServer.LeakReport

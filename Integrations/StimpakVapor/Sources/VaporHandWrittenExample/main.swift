@@ -1,48 +1,9 @@
-// The example server's handlers without a container, for the load script's comparison: the pool is a global,
-// each request opens its session and closes it (awaited) once its response is made or, for the streamed
-// body, once the body is written; the request's values are passed by hand. `PORT` (default 8081) as for
-// stimpak-vapor-example.
-import Synchronization
+// The example server's handlers without a container, for the load script's comparison: the example's own
+// services (ServerExampleServices), made by hand. The pool is a global, each request opens its session and
+// closes it (awaited) once its response is made or, for the streamed body, once the body is written; the
+// request's values are passed by hand. `PORT` (default 8081) as for stimpak-vapor-example.
+import ServerExampleServices
 import Vapor
-
-final class ConnectionPool: Sendable {
-    private let opened = Atomic<Int>(0)
-    private let closed = Atomic<Int>(0)
-    var sessionsOpened: Int { opened.load(ordering: .relaxed) }
-    var sessionsClosed: Int { closed.load(ordering: .relaxed) }
-    func checkOut() -> Int { opened.add(1, ordering: .relaxed).newValue }
-    func checkIn() { closed.add(1, ordering: .relaxed) }
-}
-
-final class DatabaseSession: Sendable {
-    let number: Int
-    let pool: ConnectionPool
-    private let isClosed = Atomic<Bool>(false)
-
-    private init(pool: ConnectionPool) {
-        self.pool = pool
-        number = pool.checkOut()
-    }
-
-    static func open(pool: ConnectionPool) async -> DatabaseSession { DatabaseSession(pool: pool) }
-
-    func query(_ query: String) throws -> String {
-        guard !isClosed.load(ordering: .relaxed) else { throw SessionClosed() }
-        return "\(query) on session \(number)"
-    }
-
-    func close() async throws {
-        guard !isClosed.exchange(true, ordering: .relaxed) else { throw SessionClosed() }
-        pool.checkIn()
-    }
-}
-
-struct SessionClosed: Error {}
-
-struct RequestInfo: Sendable {
-    let id: String
-    let path: String
-}
 
 /// Opens a session for the request, runs `body`, and closes the session once it returns or throws.
 func withSession<Result>(

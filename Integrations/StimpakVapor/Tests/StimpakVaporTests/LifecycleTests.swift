@@ -1,4 +1,7 @@
 import Logging
+import ServerExampleModule
+import ServerExampleServices
+import ServerTestSupport
 import Stimpak
 import StimpakVapor
 import StimpakVaporExampleApp
@@ -208,14 +211,6 @@ import VaporTesting
             #expect(pool.sessionsOpened == 1)
             #expect(try await eventually { pool.sessionsClosed == 1 })
             try await test.requireNoLeaks()
-        }
-    }
-
-    /// A fake of the example's pool, installed for one test.
-    struct FakePool: ScopeModule {
-        let pool: ConnectionPool
-        func register(in scope: Scope) {
-            scope.register(ConnectionPool.self, reuse: .singleton) { pool }
         }
     }
 

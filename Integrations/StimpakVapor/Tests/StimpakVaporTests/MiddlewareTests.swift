@@ -1,4 +1,6 @@
 import Logging
+import ServerExampleServices
+import ServerTestSupport
 import Stimpak
 import StimpakVapor
 import StimpakVaporExampleApp
@@ -31,26 +33,13 @@ import VaporTesting
             Self.configure(app)
             let test = try StimpakTestScope(app)
             let tester = try app.testing()
-            let bodies = try await withThrowingTaskGroup(of: String.self) { group in
-                for request in 0..<100 {
-                    group.addTask {
-                        let uri = request.isMultiple(of: 2) ? "orders" : "users/\(request)"
-                        let response = try await tester.sendRequest(.GET, uri)
-                        #expect(response.status == .ok)
-                        return response.body.string
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
+            let bodies = try await sendExampleRequests(100) { path in
+                let response = try await tester.sendRequest(.GET, path)
+                #expect(response.status == .ok)
+                return response.body.string
             }
-            let sessions = Set(bodies.compactMap { $0.firstMatch(of: /on session (\d+)/).flatMap { Int($0.1) } })
-            #expect(sessions.count == 100, "a session of its own for each request")
-            #expect(bodies.filter { $0.contains("orders") }.allSatisfy { $0.contains("one session: true") })
-            let pool = try await test.container.require(ConnectionPool.self)
-            #expect(pool.sessionsOpened == 100)
-            #expect(pool.sessionsClosed == 100, "closed exactly once each: a second close throws and is logged")
+            try await expectOneSessionPerRequest(bodies, container: test.container, testScope: test.scope)
             #expect(test.disposedRequestCount == 100)
-            #expect(test.openRequestCount == 0)
-            #expect(test.container.openScopeCount == 1, "only the test's own scope")
             try await test.requireNoLeaks()
         }
     }
@@ -111,10 +100,8 @@ import VaporTesting
             throw error
         }
         try await app.asyncShutdown()
-        let errors = log.entries.filter { $0.level == .error }
-        #expect(errors.count == 1, "\(errors.map(\.message))")
-        #expect(errors.first?.metadata["request-id"] != nil)
-        #expect(errors.first?.metadata["stimpak.error"]?.description.contains("Unregistered") == true)
+        let error = log.expectOneError(requestIDKey: "request-id")
+        #expect(error?.metadata["stimpak.error"]?.description.contains("Unregistered") == true)
     }
 
     @Test("a disposal hook that throws is logged at error level with the request id")
@@ -133,10 +120,8 @@ import VaporTesting
         }
         try await app.testing().test(.GET, "/") { #expect($0.status == .ok) }
         try await app.asyncShutdown()
-        let errors = log.entries.filter { $0.level == .error }
-        #expect(errors.count == 1, "\(errors.map(\.message))")
-        #expect(errors.first?.message.contains("Broken") == true)
-        #expect(errors.first?.metadata["request-id"] != nil)
+        let error = log.expectOneError(requestIDKey: "request-id")
+        #expect(error?.message.contains("Broken") == true)
     }
 
     @Test("req.scope without the middleware: a 500 that says to call app.stimpak.use")

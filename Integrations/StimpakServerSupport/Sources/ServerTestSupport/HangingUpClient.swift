@@ -1,8 +1,4 @@
-import Vapor
 import Dispatch
-import Logging
-import Stimpak
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -10,57 +6,16 @@ import Glibc
 import Darwin
 #endif
 
-/// A log handler that keeps every message, for the tests that check what is logged.
-final class RecordedLog: Sendable {
-    struct Entry: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: Logger.Metadata
-    }
-
-    private let stored = Mutex<[Entry]>([])
-
-    var entries: [Entry] { stored.withLock { $0 } }
-
-    func logger(label: String = "test") -> Logger {
-        var logger = Logger(label: label) { _ in Handler(log: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    fileprivate func append(_ entry: Entry) { stored.withLock { $0.append(entry) } }
-
-    struct Handler: LogHandler {
-        let log: RecordedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            var merged = metadata
-            for (key, value) in event.metadata ?? [:] { merged[key] = value }
-            log.append(Entry(level: event.level, message: "\(event.message)", metadata: merged))
-        }
-    }
-}
-
-/// Waits until `condition` holds, checking every millisecond for at most `seconds`; returns whether it held.
-func eventually(within seconds: Int = 10, _ condition: () -> Bool) async throws -> Bool {
-    for _ in 0..<(seconds * 1000) {
-        if condition() { return true }
-        try await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
-}
-
 /// Sends `request` to 127.0.0.1:`port` over a plain socket, reads up to `readBytes` bytes of the answer (by
 /// default until the server closes the connection) and closes the connection, on a thread of its own (the
 /// socket calls block, and the server's handlers need the concurrency pool's threads).
-func exchange(port: Int, _ request: String, readBytes: Int = .max) async throws -> String {
+/// - Parameters:
+///   - port: The server's port.
+///   - request: The request's bytes, as text.
+///   - readBytes: How many bytes of the answer to read at most.
+/// - Returns: What was read.
+/// - Throws: ``SocketError``.
+public func exchange(port: Int, _ request: String, readBytes: Int = .max) async throws -> String {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async {
             continuation.resume(with: Result { try sendAndHangUp(port: port, request, readBytes: readBytes) })
@@ -70,7 +25,13 @@ func exchange(port: Int, _ request: String, readBytes: Int = .max) async throws 
 
 /// A client that sends `request` to 127.0.0.1:`port` over a plain socket, reads up to `readBytes` bytes of
 /// the answer (none for 0) and closes the connection: a client that goes away mid-response.
-func sendAndHangUp(port: Int, _ request: String, readBytes: Int) throws -> String {
+/// - Parameters:
+///   - port: The server's port.
+///   - request: The request's bytes, as text.
+///   - readBytes: How many bytes of the answer to read at most.
+/// - Returns: What was read.
+/// - Throws: ``SocketError``.
+public func sendAndHangUp(port: Int, _ request: String, readBytes: Int) throws -> String {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw SocketError(step: "socket") }
     defer { close(fd) }
@@ -94,6 +55,8 @@ func sendAndHangUp(port: Int, _ request: String, readBytes: Int) throws -> Strin
     return String(decoding: received, as: UTF8.self)
 }
 
-struct SocketError: Error {
-    let step: String
+/// A socket call that failed.
+public struct SocketError: Error {
+    /// The call: `socket`, `connect` or `send`.
+    public let step: String
 }

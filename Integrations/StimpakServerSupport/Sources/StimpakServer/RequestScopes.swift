@@ -1,0 +1,25 @@
+public import Logging
+public import Stimpak
+
+/// What the server integrations do with a request's scope whatever the framework.
+public enum RequestScopes {
+    /// Disposes a request's scope, awaiting its asynchronous hooks (in a task of its own when this one is
+    /// cancelled, so that a hook that closes a connection is not cancelled with the request), and logs each
+    /// failure at error level through the request's logger (so with the request id).
+    /// - Parameters:
+    ///   - scope: The request's scope.
+    ///   - logger: The request's logger.
+    public static func dispose(_ scope: Scope, logger: Logger) async {
+        let failures: [DisposalFailure]
+        if Task.isCancelled {
+            failures = await Task { await scope.dispose() }.value
+        } else {
+            failures = await scope.dispose()
+        }
+        for failure in failures {
+            logger.error(
+                "Disposing \(failure.service) at the end of the request threw",
+                metadata: ["stimpak.error": "\(failure.error)"])
+        }
+    }
+}
