@@ -41,11 +41,7 @@ public struct Provider<Service>: Sendable {
     /// - Throws: ``ResolutionError``.
     @inlinable
     public func callAsFunction<Args>(_ arguments: Args) throws(ResolutionError) -> Service {
-        do {
-            return try binding.scope.resolveInstance(Service.self, arguments, key: binding.key)
-        } catch {
-            throw binding.scope.explained(error, fileID: "", line: 0)
-        }
+        try binding.resolveLookingUp(arguments)
     }
 }
 

@@ -95,6 +95,13 @@ final class ProviderBinding<Service, Args>: @unchecked Sendable {
     /// but out of line: the call's own code stays small.
     @inlinable @inline(never)
     func resolve(_ arguments: Args) throws(ResolutionError) -> Service {
+        try resolveLookingUp(arguments)
+    }
+
+    /// Resolves the service registered with runtime arguments of type `Arguments` as `require` does, looking the
+    /// registration up: the fallback of a call, and a ``Provider`` called with arguments it is not bound to.
+    @inlinable
+    func resolveLookingUp<Arguments>(_ arguments: Arguments) throws(ResolutionError) -> Service {
         do {
             return try scope.resolveInstance(Service.self, arguments, key: key)
         } catch {
