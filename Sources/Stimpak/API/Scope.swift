@@ -279,14 +279,23 @@ public final class Scope: Resolving, @unchecked Sendable {
     ///   - value: The value, for example the current request.
     ///   - type: The type it resolves as; defaults to the value's static type.
     ///   - key: The key it resolves under, or nil.
+    @inlinable
     public func provide<Service: Sendable>(_ value: Service, as type: Service.Type = Service.self, key: AnyHashable? = nil) {
+        // Boxed here, where `Service` is known: in the caller's specialization, the box's type is no generic
+        // metadata to look up at run time, and whether `Service` is a class no cast to ask.
+        provide(value, boxed: CachedInstance.object(for: value), as: ServiceKey(service: Service.self, key: key))
+    }
+
+    /// ``provide(_:as:key:)`` with `value` boxed for the lock-free path (``CachedInstance/object(for:)``).
+    @usableFromInline
+    func provide(_ value: Any, boxed box: AnyObject, as serviceKey: ServiceKey) {
         // Interned before the lock: its `==` is user code.
-        guard let serviceKey = registry.intern(ServiceKey(service: Service.self, key: key), adding: true) else { return }
+        guard let serviceKey = registry.intern(serviceKey, adding: true) else { return }
         let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock { locked in
             guard !isDisposedValue else { return (nil, nil) }
             let replaced = locals.updateValue(.value(value), forKey: serviceKey)
             let (index, retired) = registry.markScopeLocal(serviceKey, locked)
-            publishProvided(value, index: index, locked)
+            publishProvided(box, index: index, locked)
             return (retired, replaced)
         }
         Registry.release(retiredTable: retired)
@@ -299,9 +308,9 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// scopes below published for an ancestor's value, which this one now shadows. A published box is
     /// never replaced (readers may hold its address until the scope is disposed): a scope that already
     /// has one for the key (provided twice, or shadowed) is left to the locked path, which reads `locals`.
-    private func publishProvided<Service>(_ value: Service, index: Int, _ locked: borrowing Locked) {
+    private func publishProvided(_ box: AnyObject, index: Int, _ locked: borrowing Locked) {
         if cache(for: index, locked) == nil {
-            publishBelowOwner(CachedInstance.object(for: value), index: index, locked)
+            publishBelowOwner(box, index: index, locked)
         } else {
             table?.unpublish(for: index, locked)
         }

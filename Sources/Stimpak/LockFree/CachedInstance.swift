@@ -12,12 +12,14 @@ enum CachedInstance {
 
     /// Whether an instance of `Service` is cached as itself: `Service` is a class, so its value is one strong
     /// reference. (A class-bound protocol's existential carries witness tables: boxed.)
+    @inlinable
     static func isItself<Service>(_ type: Service.Type) -> Bool {
         Service.self is AnyClass && MemoryLayout<Service>.size == MemoryLayout<AnyObject>.size
     }
 
     /// What caches `value` (a `provide`d one): itself or a new box. A registration decides once, with
     /// ``ServiceRegistration/cached(_:)``.
+    @inlinable
     static func object<Service>(for value: Service) -> AnyObject {
         isItself(Service.self) ? unsafeBitCast(value, to: AnyObject.self) : InstanceBox(value)
     }
@@ -47,6 +49,7 @@ final class InstanceBox<Service>: AnyInstanceBox {
 
     /// Required, so that a registration can make boxes through the metatype it stored (see
     /// ``ServiceRegistration/boxType``) instead of looking the generic metadata up on every creation.
+    @usableFromInline
     required init(_ value: Service) {
         self.value = value
     }
