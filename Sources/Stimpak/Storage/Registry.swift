@@ -264,6 +264,8 @@ final class Registry: @unchecked Sendable {
         _ key: ServiceKey, isRegistration: Bool = false, _ locked: borrowing Locked
     ) -> (index: Int, retired: LookupTable?) {
         var entry = entries[key] ?? Entry()
+        // Marked already (every request's `provide` after the first): nothing to write back.
+        if entry.hasScopeLocals, !isRegistration || entry.hasScopeRegistrations { return (entry.localsIndex, nil) }
         if isRegistration { entry.hasScopeRegistrations = true }
         guard !entry.hasScopeLocals else {
             entries[key] = entry
