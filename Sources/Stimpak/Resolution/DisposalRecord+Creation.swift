@@ -78,9 +78,9 @@ extension DisposalRecord {
                 })
         case nil:
             if let disposable {
-                self.init(key: resolver.serviceKey, slot: slot, dispose: { try disposable.dispose() })
+                self.init(key: resolver.serviceKey, slot: slot, disposing: disposable)
             } else if let asyncDisposable {
-                self.init(key: resolver.serviceKey, slot: slot, disposeAsync: { try await asyncDisposable.dispose() })
+                self.init(key: resolver.serviceKey, slot: slot, disposing: asyncDisposable)
             } else {
                 return nil
             }

@@ -6,9 +6,13 @@ struct DisposalRecord {
     let slot: Slot?
     let hook: Hook
 
+    /// What the disposal runs. A `Disposable` or ``AsyncDisposable`` instance with no `onDispose` hook is kept as
+    /// itself: a closure around it is a heap context per instance and, awaited, one more async frame.
     enum Hook {
         case sync(() throws -> Void)
         case async(() async throws -> Void)
+        case disposable(any Disposable)
+        case asyncDisposable(any AsyncDisposable)
     }
 
     init(key: ServiceKey, slot: Slot?, dispose: @escaping () throws -> Void) {
@@ -23,16 +27,31 @@ struct DisposalRecord {
         hook = .async(disposeAsync)
     }
 
+    init(key: ServiceKey, slot: Slot?, disposing instance: any Disposable) {
+        self.key = key
+        self.slot = slot
+        hook = .disposable(instance)
+    }
+
+    init(key: ServiceKey, slot: Slot?, disposing instance: any AsyncDisposable) {
+        self.key = key
+        self.slot = slot
+        hook = .asyncDisposable(instance)
+    }
+
     var isAsync: Bool {
-        if case .async = hook { return true }
-        return false
+        switch hook {
+        case .sync, .disposable: false
+        case .async, .asyncDisposable: true
+        }
     }
 
     /// Runs a synchronous hook; an asynchronous one is started in a task of its own (its failure is lost).
     func dispose() throws {
         switch hook {
         case .sync(let body): try body()
-        case .async: Self.runDetached([self])
+        case .disposable(let instance): try instance.dispose()
+        case .async, .asyncDisposable: Self.runDetached([self])
         }
     }
 
@@ -40,6 +59,8 @@ struct DisposalRecord {
         switch hook {
         case .sync(let body): try body()
         case .async(let body): try await body()
+        case .disposable(let instance): try instance.dispose()
+        case .asyncDisposable(let instance): try await instance.dispose()
         }
     }
 
@@ -47,8 +68,11 @@ struct DisposalRecord {
     static func runDetached(_ records: [DisposalRecord]) {
         let hooks = UncheckedSendable(
             records.compactMap { record -> (() async throws -> Void)? in
-                if case .async(let body) = record.hook { return body }
-                return nil
+                switch record.hook {
+                case .sync, .disposable: nil
+                case .async(let body): body
+                case .asyncDisposable(let instance): { try await instance.dispose() }
+                }
             })
         Task {
             for hook in hooks.value { try? await hook() }
@@ -63,13 +87,12 @@ extension DisposalRecord {
     init(key: ServiceKey, slot: Slot?, disposing outermost: DisposalRecord?, then layers: [InstanceDisposal]) {
         let isAsync = outermost?.isAsync == true || layers.contains { if case .async = $0 { true } else { false } }
         guard isAsync else {
-            let body: (() throws -> Void)?
-            if case .sync(let outer)? = outermost?.hook { body = outer } else { body = nil }
             self.init(
                 key: key, slot: slot,
                 dispose: {
                     var failure: (any Error)?
-                    do { try body?() } catch { failure = error }
+                    // Synchronous (the record is not `isAsync`): runs in line.
+                    do { try outermost?.dispose() } catch { failure = error }
                     for case .sync(let layer) in layers {
                         do { try layer.dispose() } catch { failure = failure ?? error }
                     }

@@ -335,7 +335,9 @@ extension Scope {
     /// Runs an async factory of a reused service, then commits the instance
     /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Call without the lock, with the slot marked with
     /// `creation`; every way out settles the slot and wakes the waiters, who share this creation's failure
-    /// (all but the creator's cancellation, after which one of them makes the instance).
+    /// (all but the creator's cancellation, after which one of them makes the instance). In line: its one caller
+    /// would allocate its frame from the task's allocator.
+    @inline(__always)
     private nonisolated(nonsending) func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, place: CachePlace, creation: AsyncCreation, node: AsyncNode?,

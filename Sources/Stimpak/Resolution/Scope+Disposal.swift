@@ -84,7 +84,9 @@ extension Scope {
         return await dispose(locked)
     }
 
-    /// `dispose()-1w1wd` with the container's lock held.
+    /// `dispose()-1w1wd` with the container's lock held. In line, as is ``runHooksAwaiting(_:)``: each async
+    /// function called is a frame from the task's allocator.
+    @inline(__always)
     private func dispose(_ locked: consuming Locked) async -> [DisposalFailure] {
         var detached = Detached()
         var waiting: WaitingDisposal?
@@ -101,6 +103,7 @@ extension Scope {
     }
 
     /// Runs `records`' hooks in order, awaiting the asynchronous ones; returns the failures.
+    @inline(__always)
     private func runHooksAwaiting(_ records: [DisposalRecord]) async -> [DisposalFailure] {
         var failures: [DisposalFailure] = []
         let observed = registry.observedWord.loadRelaxed() != 0
