@@ -12,8 +12,10 @@
 
 uintptr_t stimpak_detach_words[2] = {0, 0};
 
-// The counter starts odd: not registered (see `stimpak_section_enter`).
-STIMPAK_THREAD_LOCAL stimpak_thread_state stimpak_thread __attribute__((aligned(64))) = {.section = 1};
+// The counter starts odd: not registered (see `stimpak_section_enter`); the stack limit starts at the highest
+// address, so that a path push refuses until the context has made the path (see `stimpak_path_enter`).
+STIMPAK_THREAD_LOCAL stimpak_thread_state stimpak_thread __attribute__((aligned(64))) = {
+    .section = 1, .stack_limit = UINTPTR_MAX};
 
 STIMPAK_THREAD_LOCAL uintptr_t stimpak_own_counts[2] = {0, 0};
 

@@ -106,6 +106,20 @@ import Stimpak
         #expect(error?.code == .dependencyCycle)
     }
 
+    /// A thread that has never resolved has no resolution path yet: its first call resolves, which makes the path,
+    /// instead of pushing on it, and the calls after it go straight to the registration.
+    @Test func boundProviderCalledFirstOnANewThread() throws {
+        let container = Container()
+        container.register(Foo.self) { Foo() }
+        let makeFoo = container.provider(Foo.self)
+        let made = EventLog()
+        hammer(threads: 1) { _ in
+            for _ in 0..<3 where (try? makeFoo()) != nil { made.append("made") }
+        }
+        #expect(made.count(of: "made") == 3)
+        #expect(makeFoo.isBound)
+    }
+
     @Test func boundProviderStopsAtTheMaximumDepth() throws {
         // Each level a registration of its own, so that no cycle stops it first.
         let container = Container()

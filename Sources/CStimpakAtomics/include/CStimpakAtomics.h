@@ -62,10 +62,11 @@ static inline uintptr_t *_Nonnull stimpak_detach_words_address(void) {
 // `maximum` entries further, which only this thread reads), and
 // the thread's ResolutionContext (unretained; a pthread key holds the reference and releases it when
 // the thread exits), the lowest stack address a resolution may start at (0 when the thread's stack
-// bounds are unknown), how many sections are open inside the outermost one (a key's `==` or `hash`
-// runs inside a section and may resolve), whether the context holds `.graph` instances (cleared when
-// the outermost resolution ends), and whether the synchronous resolve running at depth 0 is an `await` resolve's
-// first attempt (which hands a wait for another thread's creation back, to suspend on, instead of blocking).
+// bounds are unknown; the highest address while the thread has no context, and so no path to push on), how
+// many sections are open inside the outermost one (a key's `==` or `hash` runs inside a section and may
+// resolve), whether the context holds `.graph` instances (cleared when the outermost resolution ends), and
+// whether the synchronous resolve running at depth 0 is an `await` resolve's first attempt (which hands a wait
+// for another thread's creation back, to suspend on, instead of blocking).
 // The first eight words are a cache line, so that two threads' counters don't share one. The ninth, on a line
 // of its own, says whether the thread scans the registered threads' list without the lock (Reclamation.swift):
 // 0 while the thread is not registered, 2 while it is and does not scan, 3 while it scans; only this thread
@@ -158,7 +159,9 @@ int stimpak_is_current_executor(const void *_Nullable identity, uintptr_t implem
 
 // Pushes `registration` on the path, with `scope`, the scope its factory (or callback) runs for: 0, or 1 when
 // it is already on it (a cycle), or 2 when the path already holds `maximum` registrations or the stack is down
-// to its reserve. The scope is a plain store: only this thread reads it, while the entry is on the path.
+// to its reserve, or the thread has no context, and so no path, yet (its `stack_limit` is then the highest
+// address, so the stack check refuses). The scope is a plain store: only this thread reads it, while the entry
+// is on the path.
 static inline __attribute__((always_inline)) int stimpak_path_enter(stimpak_thread_state *_Nonnull state, const void *_Nonnull registration,
                                      const void *_Nonnull scope, uintptr_t maximum) {
     uintptr_t depth = state->depth;

@@ -29,7 +29,7 @@ public struct Provider<Service>: Sendable {
     /// Unlike `require`, it takes no `fileID` and `line`: two more arguments cost every call about 12 instructions.
     /// - Returns: A new instance, or the cached one of a reused service.
     /// - Throws: ``ResolutionError``.
-    @inlinable
+    @inlinable @inline(__always)
     public func callAsFunction() throws(ResolutionError) -> Service {
         try binding(())
     }
@@ -81,7 +81,7 @@ public struct ArgumentProvider<Service, Arguments>: Sendable {
     /// - Parameter arguments: One argument, or a tuple of several.
     /// - Returns: A new instance, or the cached one of a reused service.
     /// - Throws: ``ResolutionError``.
-    @inlinable
+    @inlinable @inline(__always)
     public func callAsFunction(_ arguments: Arguments) throws(ResolutionError) -> Service {
         try binding(arguments)
     }

@@ -79,6 +79,9 @@ final class ProviderBinding<Service, Args>: @unchecked Sendable {
 
     /// The instance, made by the factory or kept, when the binding is current; otherwise resolved as `require`
     /// resolves it.
+    ///
+    /// Inlined into the provider's caller: only the checks, the path push and the factory call are inline, and
+    /// every other way out (a failed check, a first instance to keep, a cycle) is a call.
     @inlinable @inline(__always)
     func callAsFunction(_ arguments: Args) throws(ResolutionError) -> Service {
         guard isCurrent else { return try resolve(arguments) }
@@ -87,7 +90,7 @@ final class ProviderBinding<Service, Args>: @unchecked Sendable {
         if let box = instanceWord.loadPointer() {
             return Unmanaged<InstanceBox<Service>>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value }
         }
-        return try keep(resolve(arguments))
+        return try resolveAndKeep(arguments)
     }
 
     /// Resolves as `require` does, with the registered alternatives in a `notRegistered` error (the errors of the
@@ -117,13 +120,27 @@ final class ProviderBinding<Service, Args>: @unchecked Sendable {
         let thread = stimpak_thread_get()
         // Current, so bound: `tableBits` is a table's only with a registration.
         let registration = Unmanaged.passUnretained(resolver.unsafelyUnwrapped).toOpaque()
-        // A thread's path is made with its context, on its first resolve; too deep, the resolve reports it.
-        if thread.pointee.context != nil {
-            let status = stimpak_path_enter(
-                thread, registration, Unmanaged.passUnretained(scope).toOpaque(), UInt(ResolutionError.maximumDepth))
-            if status != 2 { return try scope.makeTransient(registration, isCycle: status == 1, arguments, thread: thread) }
-        }
-        return try resolve(arguments)
+        // A thread without a context has no path yet, and its stack limit refuses the push (2): the resolve
+        // makes both.
+        let status = stimpak_path_enter(
+            thread, registration, Unmanaged.passUnretained(scope).toOpaque(), UInt(ResolutionError.maximumDepth))
+        guard status == 0 else { return try refuse(status, arguments) }
+        return try scope.makeTransient(registration, isCycle: false, arguments, thread: thread)
+    }
+
+    /// A push that found the registration on the path already (1: the cycle's error), or that was refused (2: a
+    /// path too deep, which the resolve reports, or none made yet, which the resolve makes). Out of line, as
+    /// every rare case.
+    @inlinable @inline(never)
+    func refuse(_ status: Int32, _ arguments: Args) throws(ResolutionError) -> Service {
+        guard status == 1 else { return try resolve(arguments) }
+        throw ResolutionContext.current.pathError(.dependencyCycle, resolver.unsafelyUnwrapped)
+    }
+
+    /// A reused service's first call: resolves as `require` does and keeps the instance (see ``keep(_:)``).
+    @inlinable @inline(never)
+    func resolveAndKeep(_ arguments: Args) throws(ResolutionError) -> Service {
+        try keep(resolve(arguments))
     }
 
     /// Keeps `instance`, which a resolve of the bound registration returned, for the next calls; the first

@@ -75,7 +75,8 @@ final class ResolutionContext {
         }
         state.pointee.path = nil
         state.pointee.depth = 0
-        state.pointee.stack_limit = 0
+        // The highest address: a path push refuses (2) until a context makes the path again.
+        state.pointee.stack_limit = .max
         state.pointee.context = nil
     }
 
