@@ -59,12 +59,15 @@ public final class StimpakTestScope: Sendable {
 
     /// Throws when a request scope is still open below the test's scope, or an instance a disposed request
     /// scope cached is still alive.
+    ///
+    /// A streamed body's scope is disposed once the body is written, and an instance the body captured is
+    /// released with the response, which can be after its scope's disposal: this waits up to `timeout` for both
+    /// before it reports them.
+    /// - Parameter timeout: How long to wait for the request scopes still open to be disposed and their
+    ///   instances to be released.
     /// - Throws: ``LeakReport``.
-    public func requireNoLeaks() async throws(LeakReport) {
-        let open = scope.openScopes.map { "\($0.key.map { "\($0)" } ?? "?")" }
-        let scopes = disposed.withLock { $0 }
-        let survivors = scopes.flatMap(\.survivors).map(\.description)
-        guard open.isEmpty, survivors.isEmpty else { throw LeakReport(openScopes: open, survivors: survivors) }
+    public func requireNoLeaks(timeout: Duration = .seconds(5)) async throws(LeakReport) {
+        try await LeakReport.check(openBelow: scope, disposed: { self.disposed.withLock { $0 } }, timeout: timeout)
     }
 
     /// Makes every registration in a copy of the container with a request's values provided, as a request
@@ -79,6 +82,6 @@ public final class StimpakTestScope: Sendable {
     }
 }
 
-/// What ``StimpakTestScope/requireNoLeaks()`` found: the request scopes left open, and the instances alive
+/// What ``StimpakTestScope/requireNoLeaks(timeout:)`` found: the request scopes left open, and the instances alive
 /// after their request scope was disposed.
 public typealias LeakReport = StimpakServer.LeakReport

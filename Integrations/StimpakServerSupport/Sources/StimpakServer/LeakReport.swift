@@ -1,3 +1,5 @@
+public import Stimpak
+
 /// What a testing helper's `requireNoLeaks()` found: request scopes left open, and instances alive after
 /// their request scope was disposed.
 public struct LeakReport: Error, CustomStringConvertible {
@@ -21,5 +23,33 @@ public struct LeakReport: Error, CustomStringConvertible {
         if !openScopes.isEmpty { lines.append("\(openScopes.count) request scopes left open: \(openScopes)") }
         if !survivors.isEmpty { lines.append("\(survivors.count) instances outlived their request scope: \(survivors)") }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension LeakReport {
+    /// Waits up to `timeout` for the request scopes open below `parent` to be disposed and for the instances of
+    /// the `disposed` scopes to be released, then throws what is left: the check behind the testing helpers'
+    /// `requireNoLeaks(timeout:)`.
+    ///
+    /// Both can lag a response on the wire: a streamed body's scope is disposed once the framework is done with
+    /// the body, and a session that the body's closure captured is released when the framework releases the
+    /// response, which can be after the scope's disposal. A leak is what is still there at the deadline.
+    /// - Parameters:
+    ///   - parent: The test's scope, whose children are the request scopes.
+    ///   - disposed: The request scopes disposed so far.
+    ///   - timeout: How long to wait.
+    /// - Throws: ``LeakReport`` naming the scopes still open and the instances still alive.
+    public static func check(
+        openBelow parent: Scope, disposed: @Sendable () -> [Scope], timeout: Duration
+    ) async throws(LeakReport) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            let open = parent.openScopes.map { "\($0.key.map { "\($0)" } ?? "?")" }
+            let survivors = disposed().flatMap(\.survivors).map(\.description)
+            if open.isEmpty && survivors.isEmpty { return }
+            guard clock.now < deadline else { throw LeakReport(openScopes: open, survivors: survivors) }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
     }
 }

@@ -56,20 +56,16 @@ public final class StimpakTestScope: Sendable {
     /// Throws when a request scope is still open below the test's scope, or an instance a disposed request
     /// scope cached is still alive.
     ///
-    /// A streamed response's scope is disposed in a task of its own once Vapor releases the response: this
-    /// waits up to `timeout` for the open request scopes to close first.
-    /// - Parameter timeout: How long to wait for the request scopes still open to be disposed.
+    /// A streamed response's scope is disposed once Vapor releases the response, and an instance the response's
+    /// body captured is released with the response, which can be after its scope's disposal: this waits up to
+    /// `timeout` for both before it reports them.
+    /// - Parameter timeout: How long to wait for the request scopes still open to be disposed and their
+    ///   instances to be released.
     /// - Throws: ``LeakReport``.
     public func requireNoLeaks(timeout: Duration = .seconds(5)) async throws(LeakReport) {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while scope.openScopeCount > 0 && clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        let open = scope.openScopes.map { "\($0.key.map { "\($0)" } ?? "?")" }
-        let scopes = disposed.scopes.withLock { $0 }
-        let survivors = scopes.flatMap(\.survivors).map(\.description)
-        guard open.isEmpty, survivors.isEmpty else { throw LeakReport(openScopes: open, survivors: survivors) }
+        let disposed = self.disposed
+        try await LeakReport.check(
+            openBelow: scope, disposed: { disposed.scopes.withLock { $0 } }, timeout: timeout)
     }
 
     /// Makes every registration in a copy of the container with a request's values provided, as a request
