@@ -63,6 +63,7 @@ let package = Package(
                 .product(name: "ServerExampleModule", package: "StimpakServerSupport"),
                 .product(name: "ServerExampleServices", package: "StimpakServerSupport"),
                 .product(name: "ServerTestSupport", package: "StimpakServerSupport"),
+                .product(name: "StimpakServer", package: "StimpakServerSupport"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

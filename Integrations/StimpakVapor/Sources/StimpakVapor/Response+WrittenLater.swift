@@ -1,4 +1,5 @@
 @_spi(Reflection) import Swift
+import StimpakServer
 import Vapor
 
 extension Response.Body {
@@ -7,55 +8,61 @@ extension Response.Body {
     ///
     /// Vapor keeps that in a stored enum it does not make public (`storage`: `none`, `buffer`, `data`,
     /// `dispatchData`, `staticString`, `string`, `stream` or `asyncStream`). Its case is read through the
-    /// Swift runtime's `swift_EnumCaseName`, which `Mirror` uses too, at a fraction of `Mirror`'s cost (no
-    /// allocation): the field's offset and type come from the runtime's field records, the case names are
-    /// checked once against bodies of each kind, and if any check fails every body counts as written later,
-    /// so that a scope is never disposed under a body that still uses it.
+    /// enum's value witness (``StimpakServer/EnumTag``), a call with no allocation: the field's offset and
+    /// type come from the runtime's field records, the cases' indices are checked once against bodies of each
+    /// kind, by name, and if any check fails every body counts as written later, so that a scope is never
+    /// disposed under a body that still uses it.
     var isWrittenLater: Bool {
         guard let layout = BodyStorage.layout else { return true }
-        func isInMemory<Storage>(_: Storage.Type) -> Bool {
-            BodyStorage.inMemoryCases.contains(caseName(of: self, at: layout.offset, as: Storage.self) ?? "")
+        let index = withUnsafeBytes(of: self) { bytes in
+            layout.tag.index(ofValueAt: bytes.baseAddress.unsafelyUnwrapped + layout.offset)
         }
-        return !_openExistential(layout.type, do: isInMemory)
+        return !layout.inMemory.contains(index)
     }
 }
 
-/// Where `Response.Body` keeps its stored enum, and the names of its cases.
+/// Where `Response.Body` keeps its stored enum, how to read it, and which of its cases hold their bytes in memory.
 private enum BodyStorage {
     /// The cases whose bytes are in memory when the handler returns.
     static let inMemoryCases: Set<String> = ["none", "buffer", "data", "dispatchData", "staticString", "string"]
 
-    /// The offset and type of the body's `storage` field; nil when there is no such field or its cases are
-    /// not named as expected.
-    static let layout: (offset: Int, type: Any.Type)? = {
+    /// The offset of the body's `storage` field, its reader, and the indices of the cases in memory; nil when
+    /// there is no such field or its cases are not named and numbered as expected.
+    static let layout: (offset: Int, tag: EnumTag, inMemory: Set<UInt32>)? = {
         var found: (offset: Int, type: Any.Type)?
         _ = _forEachField(of: Response.Body.self, options: []) { name, offset, type, _ in
             if String(cString: name) == "storage" { found = (offset, type) }
             return true
         }
-        guard let found else { return nil }
-        func matches<Storage>(_: Storage.Type) -> Bool {
-            let samples: [(Response.Body, String)] = [
-                (Response.Body(), "none"),
-                (Response.Body(string: "a"), "string"),
-                (Response.Body(buffer: ByteBuffer(string: "a")), "buffer"),
-                (Response.Body(stream: { _ in }), "stream"),
-                (Response.Body(asyncStream: { _ in }), "asyncStream"),
-            ]
-            return found.offset + MemoryLayout<Storage>.size <= MemoryLayout<Response.Body>.size
-                && samples.allSatisfy { caseName(of: $0.0, at: found.offset, as: Storage.self) == $0.1 }
+        guard let found, let tag = EnumTag(found.type) else { return nil }
+        func size<Storage>(_: Storage.Type) -> Int { MemoryLayout<Storage>.size }
+        guard found.offset + _openExistential(found.type, do: size) <= MemoryLayout<Response.Body>.size else { return nil }
+        func index(of body: Response.Body) -> UInt32 {
+            withUnsafeBytes(of: body) { tag.index(ofValueAt: $0.baseAddress.unsafelyUnwrapped + found.offset) }
         }
-        return _openExistential(found.type, do: matches) ? found : nil
+        let samples: [(body: Response.Body, name: String)] = [
+            (Response.Body(), "none"),
+            (Response.Body(string: "a"), "string"),
+            (Response.Body(buffer: ByteBuffer(string: "a")), "buffer"),
+            (Response.Body(data: Data([1])), "data"),
+            (Response.Body(dispatchData: DispatchData.empty), "dispatchData"),
+            (Response.Body(staticString: "a"), "staticString"),
+            (Response.Body(stream: { _ in }), "stream"),
+            (Response.Body(asyncStream: { _ in }), "asyncStream"),
+        ]
+        func areNamed<Storage>(_: Storage.Type) -> Bool {
+            samples.allSatisfy { sample in
+                withUnsafeBytes(of: sample.body) {
+                    EnumTag.name(of: $0.load(fromByteOffset: found.offset, as: Storage.self)) == sample.name
+                }
+            }
+        }
+        guard _openExistential(found.type, do: areNamed) else { return nil }
+        let inMemory = Set(samples.filter { inMemoryCases.contains($0.name) }.map { index(of: $0.body) })
+        let writtenLater = Set(samples.filter { !inMemoryCases.contains($0.name) }.map { index(of: $0.body) })
+        guard inMemory.count == inMemoryCases.count, writtenLater.count == 2, inMemory.isDisjoint(with: writtenLater) else {
+            return nil
+        }
+        return (found.offset, tag, inMemory)
     }()
 }
-
-/// The case name of `body`'s stored enum, of type `Storage` at `offset` (``BodyStorage/layout`` checks both).
-private func caseName<Storage>(of body: Response.Body, at offset: Int, as _: Storage.Type) -> String? {
-    withUnsafeBytes(of: body) { bytes in
-        enumCaseName(bytes.load(fromByteOffset: offset, as: Storage.self)).map { String(cString: $0) }
-    }
-}
-
-/// The Swift runtime's name of an enum value's case (what `Mirror` and `String(describing:)` read).
-@_silgen_name("swift_EnumCaseName")
-private func enumCaseName<T>(_ value: T) -> UnsafePointer<CChar>?

@@ -12,6 +12,8 @@ import Vapor
         #expect(!Response.Body(buffer: ByteBuffer(string: "hello")).isWrittenLater)
         #expect(!Response.Body(data: Data("hello".utf8)).isWrittenLater)
         #expect(!Response.Body(staticString: "hello").isWrittenLater)
+        #expect(!Response.Body(dispatchData: DispatchData.empty).isWrittenLater)
+        #expect(!Response.Body(stringLiteral: "hello").isWrittenLater)
         #expect(Response.Body(stream: { writer in writer.write(.end, promise: nil) }).isWrittenLater)
         #expect(Response.Body(stream: { _ in }, count: 5).isWrittenLater)
         #expect(Response.Body(asyncStream: { writer in try await writer.write(.end) }).isWrittenLater)
