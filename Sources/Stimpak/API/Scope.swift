@@ -16,15 +16,11 @@ public final class Scope: Resolving, @unchecked Sendable {
     // `nextDetached`. The locks, not the runtime's exclusivity checks, keep the accesses apart:
     // `@exclusivity(unchecked)` saves a check per access on the locked path.
 
-    /// The storage of `disposedWord`, `tableWord` and `ownLock`'s word, in the scope object itself (a block of
-    /// their own would cost every scope a `malloc` and a `free`). Declared first, so that it is the first stored
-    /// property, at the address `_getUnsafePointerToStoredProperties` gives (`init` asserts it), as swift-atomics'
-    /// `ManagedAtomic` keeps its value. Swift code never reads or writes it after `init`: every access is atomic,
-    /// through the words. A scope outlives every use of its words, since whoever reads them holds the scope.
-    /// The lock's word is the ninth, 64 bytes after the first: on another cache line than the two that every
-    /// lock-free resolve in the scope reads, which opening and disposing its children would otherwise take
-    /// from the readers' caches.
-    var words: (UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+    // The stored properties are laid out in the order they are declared: the first cache line after the
+    // object's header (whose reference count every child's opening and release writes) holds only what never
+    // changes, so that a thread opening and disposing children does not take from the readers' caches the line
+    // that every lock-free resolve in the scope reads (`words` and `registry`), whose own lock's word is on the
+    // line after. `initializeWords(isDisposed:)` checks the offsets.
 
     /// The key the scope was opened with; nil for the container's root scope.
     public var key: AnyHashable? { scopeKey?.erased }
@@ -33,15 +29,25 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// Whether a lookup by key finds it (opened ``ScopeSharing/byKey``, anonymously, or the root); false for a
     /// scope opened ``ScopeSharing/never``, found only by identity. Beside `scopeKey`, in its padding.
     let sharesKey: Bool
-    /// The scope this one was opened from; nil for the root scope.
-    public var parent: Scope? { parentReference }
-    /// `parent`'s storage: set in `init`, taken only by `deinit` (see there).
-    @exclusivity(unchecked) private var parentReference: Scope?
-    @usableFromInline let registry: Registry
     /// Opening order among siblings, so that disposal can go in reverse.
     private let sequence: Int
     /// `key`'s hash, computed once: the parent finds and removes its children by it.
     let keyHash: Int
+    /// The scope this one was opened from; nil for the root scope.
+    public var parent: Scope? { parentReference }
+    /// `parent`'s storage: set in `init`, taken only by `deinit` (see there).
+    @exclusivity(unchecked) private var parentReference: Scope?
+
+    /// The storage of `disposedWord` and `tableWord`, 64 bytes from the object's start, in the scope object
+    /// itself (a block of their own would cost every scope a `malloc` and a `free`), as swift-atomics'
+    /// `ManagedAtomic` keeps its value. Swift code never reads or writes it after `init`: every access is atomic,
+    /// through the words. A scope outlives every use of its words, since whoever reads them holds the scope.
+    var words: (UInt, UInt) = (0, 0)
+    @usableFromInline let registry: Registry
+    /// The storage of `ownLock`'s word, the last, 64 bytes after `words`: on the line after the one that every
+    /// lock-free resolve in the scope reads, which opening and disposing its children would otherwise take from
+    /// the readers' caches. The words before it are padding.
+    var lockWords: (UInt, UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0, 0)
 
     /// The open children by their key's hash. So a scope is detached by identity, without comparing keys.
     /// Also guarded by `ownLock` (but the root's): changed with both held, read with either. A child disposed while the

@@ -1,15 +1,16 @@
-/// A scope's words that lock-free readers load (its disposed flag and its published ``ScopeTable``), kept at
-/// the start of its stored properties, and the table the locked path fills and publishes.
+/// A scope's words that lock-free readers load (its disposed flag and its published ``ScopeTable``), kept 64
+/// bytes from the scope object's start, and the table the locked path fills and publishes.
 extension Scope {
-    /// Nonzero once disposed.
+    /// Nonzero once disposed: `words.0`, 64 bytes from the object's start, so 48 from its first stored
+    /// property (see `words`).
     @inlinable var disposedWord: AtomicWord {
-        AtomicWord(_getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt.self))
+        AtomicWord((_getUnsafePointerToStoredProperties(self) + 48).assumingMemoryBound(to: UInt.self))
     }
     /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0.
     @inlinable var tableWord: AtomicWord { disposedWord.advanced(by: 1) }
     /// The lock of the state a disposal takes (`disposals`, `children`, `runningChildDisposals`,
-    /// `waitingDisposal`, and the disposed flag's change), in the ninth word (see `words`): taken with the
-    /// container's lock held, or alone by a disposal that finds that lock busy, and never held while another
+    /// `waitingDisposal`, and the disposed flag's change), 64 bytes after `disposedWord` (see `lockWords`): taken
+    /// with the container's lock held, or alone by a disposal that finds that lock busy, and never held while another
     /// scope's own lock is taken, except a child's before its parent's.
     var ownLock: WordLock {
         WordLock(word: UnsafeMutableRawPointer(disposedWord.address + 8).assumingMemoryBound(to: UInt32.self))
@@ -25,12 +26,14 @@ extension Scope {
     }
 
     /// Sets the words through their atomic accessors, as every later access is (a plain store to a property
-    /// that Swift code never reads again is one the optimizer may drop), after checking that `words` is where
-    /// they look: the first stored property.
+    /// that Swift code never reads again is one the optimizer may drop), after checking that `words` and
+    /// `lockWords` are where they look: 64 bytes from the object's start, and 64 bytes further.
     func initializeWords(isDisposed: Bool) {
         assert(
-            withUnsafeMutablePointer(to: &words) { UnsafeMutableRawPointer($0) } == disposedWord.address,
-            "Scope.words must be the first stored property")
+            withUnsafeMutablePointer(to: &words) { UnsafeMutableRawPointer($0) } == disposedWord.address
+                && withUnsafeMutablePointer(to: &lockWords.5) { UnsafeMutableRawPointer($0) } == disposedWord.address + 8
+                && UnsafeMutableRawPointer(disposedWord.address) == Unmanaged.passUnretained(self).toOpaque() + 64,
+            "Scope.words must be 64 bytes from the object's start, and the last of its lockWords 64 bytes further")
         disposedWord.storeRelaxed(isDisposed ? 1 : 0)
         tableWord.storeRelaxed(0)
         disposedWord.advanced(by: 8).storeRelaxed(0)
