@@ -41,15 +41,25 @@ struct Lock: Locking, ~Copyable, @unchecked Sendable {  // the lock word is only
     private let word: UnsafeMutablePointer<pthread_mutex_t>
     #endif
 
-    init() {
+    /// A lock whose word is allocated on a cache line of its own with `ownCacheLine` (the container's lock,
+    /// which every request takes: its writes then take no line that readers load from their caches), beside
+    /// other allocations otherwise.
+    init(ownCacheLine: Bool = false) {
         #if canImport(os)
-        word = .allocate(capacity: 1)
+        typealias Word = os_unfair_lock_s
+        #elseif os(Linux)
+        typealias Word = UInt32
+        #else
+        typealias Word = pthread_mutex_t
+        #endif
+        let size = MemoryLayout<Word>.stride
+        let memory = ownCacheLine ? RawMemory.allocateLines(byteCount: size) : RawMemory.allocate(byteCount: size)
+        word = memory.bindMemory(to: Word.self, capacity: 1)
+        #if canImport(os)
         word.initialize(to: os_unfair_lock_s())
         #elseif os(Linux)
-        word = .allocate(capacity: 1)
         word.initialize(to: 0)
         #else
-        word = .allocate(capacity: 1)
         word.initialize(to: pthread_mutex_t())
         let err = pthread_mutex_init(word, nil)
         precondition(err == 0, "pthread_mutex_init failed with error \(err)")
@@ -62,7 +72,7 @@ struct Lock: Locking, ~Copyable, @unchecked Sendable {  // the lock word is only
         precondition(err == 0, "pthread_mutex_destroy failed with error \(err)")
         #endif
         word.deinitialize(count: 1)
-        word.deallocate()
+        RawMemory.release(word)
     }
 
     @inline(__always)
@@ -161,7 +171,7 @@ struct WordLock: Locking {
 /// The stored state the lock guards says so where it is declared; the token checks the functions that reach
 /// it, not each access.
 struct ContainerLock: ~Copyable, Sendable {
-    private let lock = Lock()
+    private let lock = Lock(ownCacheLine: true)
 
     /// Takes the lock; the token says this thread holds it until ``release(_:)`` consumes it.
     @inline(__always)

@@ -111,7 +111,10 @@ final class LookupTable {
         self.shift = shift
         let multiplier = Self.bestMultiplier(for: filled, mask: mask, shift: shift)
         self.multiplier = multiplier
-        buckets = RawMemory.allocate(Bucket.self, count: capacity)
+        // Lines of their own: every resolve reads them, and another allocation's writes beside them would take
+        // their first or last line from the readers' caches.
+        buckets = RawMemory.allocateLines(byteCount: MemoryLayout<Bucket>.stride * capacity)
+            .bindMemory(to: Bucket.self, capacity: capacity)
         let empty = Bucket(
             service: nil, arguments: 0, keyHash: 0,
             keyType: nil, typedKey: nil, registration: nil, route: .transient, index: 0, rootWord: nil)

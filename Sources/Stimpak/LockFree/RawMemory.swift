@@ -28,6 +28,23 @@ enum RawMemory {
         return raw
     }
 
+    /// `byteCount` uninitialized bytes rounded up to whole cache lines (64 bytes) and aligned to one, for words
+    /// that threads read on every resolve or write on every lock: no other allocation shares their lines, so
+    /// what another thread writes next to them (a scope's fields, a table) does not take them from the readers'
+    /// caches. Release with `release(_:)`.
+    static func allocateLines(byteCount: Int) -> UnsafeMutableRawPointer {
+        var raw: UnsafeMutableRawPointer?
+        guard posix_memalign(&raw, cacheLine, (Swift.max(byteCount, 1) + cacheLine - 1) & ~(cacheLine - 1)) == 0,
+            let raw
+        else {
+            preconditionFailure("Stimpak: out of memory allocating \(byteCount) bytes")
+        }
+        return raw
+    }
+
+    /// The size of a cache line on the machines Swift runs on (128 on Apple's M-series counts as two).
+    static let cacheLine = 64
+
     /// Releases what ``allocate(_:count:)`` returned (its values deinitialized).
     static func release<Value>(_ pointer: UnsafeMutablePointer<Value>) {
         free(pointer)

@@ -36,8 +36,10 @@ struct AtomicWord {
 
     /// Allocates `count` consecutive words set to 0; the owner deallocates them with ``deallocate()`` on the first.
     static func allocate(count: Int) -> AtomicWord {
-        let address = RawMemory.allocate(UInt.self, count: count)
-        // Word by word: the optimizer turns `malloc` and a zeroing loop into `calloc`, slower for a few words.
+        // Lines of their own: readers load them on every resolve (see `RawMemory.allocateLines(byteCount:)`).
+        let address = RawMemory.allocateLines(byteCount: MemoryLayout<UInt>.stride * count)
+            .bindMemory(to: UInt.self, capacity: count)
+        // Word by word: the optimizer may turn an allocation and a zeroing loop into `calloc`, slower for a few words.
         for offset in 0..<count { stimpak_store_relaxed(address + offset, 0) }
         return AtomicWord(address)
     }

@@ -15,7 +15,9 @@ extension ServiceRegistration {
         if check == bits { return .none }
         if check == bits | 2, let disposable = instance as? any AsyncDisposable { return .async(disposable) }
         if let disposable = instance as? any Disposable {
-            disposableCheck.storeRelaxed(bits | 1)
+            // Stored only when it changes: a store takes the word's cache line from the threads that read the
+            // published words beside it.
+            if check != bits | 1 { disposableCheck.storeRelaxed(bits | 1) }
             return .sync(disposable)
         }
         if let disposable = instance as? any AsyncDisposable {
