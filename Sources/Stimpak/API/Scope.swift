@@ -44,10 +44,13 @@ public final class Scope: Resolving, @unchecked Sendable {
     /// through the words. A scope outlives every use of its words, since whoever reads them holds the scope.
     var words: (UInt, UInt) = (0, 0)
     @usableFromInline let registry: Registry
+    /// `registry.tableWord`, kept beside `words`, so that a lock-free resolve loads nothing from the registry
+    /// object, whose reference count every scope's opening and release write, and whose counters every creation.
+    @usableFromInline let registryTableWord: AtomicWord
     /// The storage of `ownLock`'s word, the last, 64 bytes after `words`: on the line after the one that every
     /// lock-free resolve in the scope reads, which opening and disposing its children would otherwise take from
     /// the readers' caches. The words before it are padding.
-    var lockWords: (UInt, UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0, 0)
+    var lockWords: (UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0)
 
     /// The open children by their key's hash. So a scope is detached by identity, without comparing keys.
     /// Also guarded by `ownLock` (but the root's): changed with both held, read with either. A child disposed while the
@@ -83,6 +86,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.keyHash = 0
         self.parentReference = nil
         self.registry = registry
+        self.registryTableWord = registry.tableWord
         self.sequence = 0
         initializeWords(isDisposed: false)
     }
@@ -93,6 +97,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.keyHash = keyHash
         self.parentReference = parent
         self.registry = parent.registry
+        self.registryTableWord = parent.registryTableWord
         self.sequence = sequence
         initializeWords(isDisposed: isDisposed)
     }

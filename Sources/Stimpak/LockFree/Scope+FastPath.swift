@@ -202,7 +202,7 @@ extension Scope {
     @inlinable @inline(__always)
     func publishedTable(in section: borrowing ReadSection) -> LookupTable.Probe? {
         guard disposedWord.load() == 0 else { return nil }
-        return registry.tableWord.withPublished(LookupTable.self) { $0.probe }
+        return registryTableWord.withPublished(LookupTable.self) { $0.probe }
     }
 
     @inlinable @inline(__always)

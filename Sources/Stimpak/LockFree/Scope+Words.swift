@@ -31,7 +31,7 @@ extension Scope {
     func initializeWords(isDisposed: Bool) {
         assert(
             withUnsafeMutablePointer(to: &words) { UnsafeMutableRawPointer($0) } == disposedWord.address
-                && withUnsafeMutablePointer(to: &lockWords.5) { UnsafeMutableRawPointer($0) } == disposedWord.address + 8
+                && withUnsafeMutablePointer(to: &lockWords.4) { UnsafeMutableRawPointer($0) } == disposedWord.address + 8
                 && UnsafeMutableRawPointer(disposedWord.address) == Unmanaged.passUnretained(self).toOpaque() + 64,
             "Scope.words must be 64 bytes from the object's start, and the last of its lockWords 64 bytes further")
         disposedWord.storeRelaxed(isDisposed ? 1 : 0)
