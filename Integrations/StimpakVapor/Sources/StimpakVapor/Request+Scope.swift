@@ -43,22 +43,10 @@ final class RequestScopeSlot: Sendable {
 
     /// The scope the request's scope opens below: the container's root, or a test's scope.
     let parent: Scope
-    private let state: Mutex<State>
+    private let state = Mutex<State>(.unopened)
 
     init(parent: Scope) {
         self.parent = parent
-        state = Mutex(.unopened)
-    }
-
-    private init(parent: Scope, open scope: Scope) {
-        self.parent = parent
-        state = Mutex(.open(scope))
-    }
-
-    /// A slot whose scope is opened now, below `parent`, with `request`'s values; and that scope.
-    static func opened(below parent: Scope, for request: Request) -> (RequestScopeSlot, Scope) {
-        let scope = openScope(below: parent, for: request)
-        return (RequestScopeSlot(parent: parent, open: scope), scope)
     }
 
     /// The request's scope, opened (and given the request's values) by the first caller.
@@ -70,18 +58,13 @@ final class RequestScopeSlot: Sendable {
             case .closed:
                 return .failure(MissingRequestScope(path: request.url.path, cause: .responseSent))
             case .unopened:
-                let scope = Self.openScope(below: parent, for: request)
+                let scope = parent.openScope()
+                scope.provideRequestValues(request: request, id: RequestIdentifier(request.id), logger: request.logger)
                 state = .open(scope)
                 return .success(scope)
             }
         }
         return try result.get()
-    }
-
-    private static func openScope(below parent: Scope, for request: Request) -> Scope {
-        let scope = parent.openScope()
-        scope.provideRequestValues(request: request, id: RequestIdentifier(request.id), logger: request.logger)
-        return scope
     }
 
     /// Closes the slot: a later `req.scope` throws. Returns the scope if one was opened, for its disposal.

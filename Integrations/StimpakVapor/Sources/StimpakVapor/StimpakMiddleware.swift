@@ -22,14 +22,7 @@ public import Vapor
 /// ``Stimpak/ResolutionError`` thrown by the handler is logged at error level and becomes a 500 (an `Abort`)
 /// whose reason says what failed when `showsErrorDetails` is on (in development), and only the request id
 /// otherwise.
-///
-/// It is a middleware on Vapor's `EventLoopFuture` API, with no task of its own: it binds the scope around
-/// the rest of the chain on the event loop, and the task that Vapor starts for an `async` route or an
-/// `AsyncMiddleware` after it inherits the binding. The disposal of a body in memory, or of a handler that
-/// threw, runs in a task on the request's event loop, so that its asynchronous hooks are awaited without a
-/// hop to the concurrency pool and back; the response goes on once they have returned. The hooks run on the
-/// event loop there, so they must not block, as any code on an event loop.
-public struct StimpakMiddleware: Middleware {
+public struct StimpakMiddleware: AsyncMiddleware {
     let settings: StimpakSettings
 
     /// A middleware whose request scopes are children of `container`'s root.
@@ -63,66 +56,35 @@ public struct StimpakMiddleware: Middleware {
     /// - Parameters:
     ///   - request: The request; `req.scope` is its scope from here on.
     ///   - next: The rest of the chain.
-    /// - Returns: The response, once the scope is disposed, or, when its body is written later, with the
-    ///   scope's disposal attached to its release. It fails with what the rest of the chain failed with; a
-    ///   ``Stimpak/ResolutionError`` as an `Abort` (500).
-    public func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
+    /// - Returns: The response, whose release disposes the scope when its body is written later.
+    /// - Throws: What the rest of the chain throws; a ``Stimpak/ResolutionError`` as an `Abort` (500).
+    public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let current = settings.current
-        let slot: RequestScopeSlot
-        let responded: EventLoopFuture<Response>
-        if current.bindsCurrentScope {
-            let scope: Scope
-            (slot, scope) = RequestScopeSlot.opened(below: current.parent, for: request)
-            request.storage[RequestScopeSlot.Key.self] = slot
-            // Synchronous: outside a task, the binding is the thread's, and the tasks started in it (an async
-            // route's, an AsyncMiddleware's) inherit it.
-            responded = scope.withCurrent { next.respond(to: request) }
-        } else {
-            slot = RequestScopeSlot(parent: current.parent)
-            request.storage[RequestScopeSlot.Key.self] = slot
-            responded = next.respond(to: request)
-        }
-        let promise = request.eventLoop.makePromise(of: Response.self)
-        responded.whenComplete { result in
-            switch result {
-            case .success(let response):
-                if response.body.isWrittenLater {
-                    // The body is written after this returns, and may use the scope's instances: the scope is
-                    // disposed when Vapor releases the response, once written or dropped.
-                    response.storage[RequestScopeDisposal.Key.self] = RequestScopeDisposal(
-                        slot: slot, logger: request.logger, afterDisposal: current.afterDisposal)
-                    promise.succeed(response)
-                } else if let scope = slot.close() {
-                    Self.dispose(scope, of: request, then: current.afterDisposal) { promise.succeed(response) }
-                } else {
-                    promise.succeed(response)
-                }
-            case .failure(let error):
-                let fail: @Sendable () -> Void = { promise.fail(abortError(for: error, request: request, showsDetails: current.showsErrorDetails)) }
-                if let scope = slot.close() {
-                    Self.dispose(scope, of: request, then: current.afterDisposal, completion: fail)
-                } else {
-                    fail()
-                }
-            }
-        }
-        return promise.futureResult
-    }
-
-    /// Disposes `scope` with ``RequestScopeDisposal/dispose(_:logger:then:)`` in a task on the request's
-    /// event loop, then calls `completion` there.
-    ///
-    /// Awaiting the asynchronous hooks needs a task; on the event loop, it starts without waking a thread of
-    /// the concurrency pool, and `completion` goes on with the response without a hop back.
-    static func dispose(
-        _ scope: Scope, of request: Request, then afterDisposal: (@Sendable (Scope) -> Void)?,
-        completion: @escaping @Sendable () -> Void
-    ) {
+        let slot = RequestScopeSlot(parent: current.parent)
+        request.storage[RequestScopeSlot.Key.self] = slot
         let logger = request.logger
-        Task(executorPreference: EventLoopTaskExecutor(request.eventLoop)) {
-            await RequestScopeDisposal.dispose(scope, logger: logger, then: afterDisposal)
-            completion()
+        let response: Response
+        do {
+            if current.bindsCurrentScope {
+                response = try await slot.scope(for: request).withCurrent { try await next.respond(to: request) }
+            } else {
+                response = try await next.respond(to: request)
+            }
+        } catch {
+            if let scope = slot.close() {
+                await RequestScopeDisposal.dispose(scope, logger: logger, then: current.afterDisposal)
+            }
+            throw abortError(for: error, request: request, showsDetails: current.showsErrorDetails)
         }
+        if response.body.isWrittenLater {
+            // The body is written after this returns, and may use the scope's instances: the scope is
+            // disposed when Vapor releases the response, once written or dropped.
+            response.storage[RequestScopeDisposal.Key.self] = RequestScopeDisposal(
+                slot: slot, logger: logger, afterDisposal: current.afterDisposal)
+        } else if let scope = slot.close() {
+            await RequestScopeDisposal.dispose(scope, logger: logger, then: current.afterDisposal)
+        }
+        return response
     }
 
     /// What the handler's `error` becomes: a ``Stimpak/ResolutionError`` is logged and turned into a 500 that
