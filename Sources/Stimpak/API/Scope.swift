@@ -10,9 +10,10 @@
 /// request.dispose()
 /// ```
 public final class Scope: Resolving, @unchecked Sendable {
-    // `scopeKey`, `sharesKey`, `keyHash`, `parentReference` (until `deinit`), `registry` and `sequence` never change; every other `var` is guarded
-    // by `registry.lock`, the one lock of the container, except `words`, which are written under it and read
-    // atomically by the lock-free path, the state its disposal takes (marked "also guarded by `ownLock`"), and
+    // `scopeKey`, `sharesKey`, `keyHash`, `parentReference` (until `deinit`), `registry`, `registryTableWord` and
+    // `sequence` never change; every other `var` is guarded by `registry.lock`, the one lock of the container,
+    // except `words`, which are written under it and read atomically by the lock-free path, `lockWords` (the
+    // scope's own lock's word), the state its disposal takes (marked "also guarded by `ownLock`"), and
     // `nextDetached`. The locks, not the runtime's exclusivity checks, keep the accesses apart:
     // `@exclusivity(unchecked)` saves a check per access on the locked path.
 

@@ -42,7 +42,8 @@ enum RawMemory {
         return raw
     }
 
-    /// The size of a cache line on the machines Swift runs on (128 on Apple's M-series counts as two).
+    /// A cache line of x86-64 and most ARM cores. Apple's M-series cores have 128-byte lines, where two such
+    /// allocations may still share one.
     static let cacheLine = 64
 
     /// Releases what ``allocate(_:count:)`` returned (its values deinitialized).
