@@ -64,5 +64,10 @@ import Testing
         #expect(EnumTag(ResponseBody.self) == nil)
         #expect(EnumTag(String.self) == nil)
         #expect(EnumTag.name(of: Payloads.other) == "other")
+        #expect(noPayload.size == MemoryLayout<NoPayload>.size && payloads.size == MemoryLayout<Payloads>.size)
+        #expect(onePayload.indices(of: [(OnePayload.value("a"), "value"), (.empty, "empty")]) == ["value": 0, "empty": 1])
+        #expect(onePayload.indices(of: [(OnePayload.value("a"), "empty")]) == nil, "a name that is not the case's")
+        #expect(noPayload.indices(of: [(NoPayload.first, "first"), (NoPayload.second, "first")]) == nil, "two cases under one name")
+        #expect(noPayload.indices(of: [(NoPayload.first, "first")], at: 1) == nil, "past the value's end")
     }
 }

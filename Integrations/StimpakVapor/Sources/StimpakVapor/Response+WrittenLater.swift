@@ -14,10 +14,7 @@ extension Response.Body {
     /// disposed under a body that still uses it.
     var isWrittenLater: Bool {
         guard let layout = BodyStorage.layout else { return true }
-        let index = withUnsafeBytes(of: self) { bytes in
-            layout.tag.index(ofValueAt: bytes.baseAddress.unsafelyUnwrapped + layout.offset)
-        }
-        return !layout.inMemory.contains(index)
+        return !layout.inMemory.contains(layout.tag.index(in: self, at: layout.offset))
     }
 }
 
@@ -34,35 +31,21 @@ private enum BodyStorage {
             if String(cString: name) == "storage" { found = (offset, type) }
             return true
         }
-        guard let found, let tag = EnumTag(found.type) else { return nil }
-        func size<Storage>(_: Storage.Type) -> Int { MemoryLayout<Storage>.size }
-        guard found.offset + _openExistential(found.type, do: size) <= MemoryLayout<Response.Body>.size else { return nil }
-        func index(of body: Response.Body) -> UInt32 {
-            withUnsafeBytes(of: body) { tag.index(ofValueAt: $0.baseAddress.unsafelyUnwrapped + found.offset) }
-        }
-        let samples: [(body: Response.Body, name: String)] = [
-            (Response.Body(), "none"),
-            (Response.Body(string: "a"), "string"),
-            (Response.Body(buffer: ByteBuffer(string: "a")), "buffer"),
-            (Response.Body(data: Data([1])), "data"),
-            (Response.Body(dispatchData: DispatchData.empty), "dispatchData"),
-            (Response.Body(staticString: "a"), "staticString"),
-            (Response.Body(stream: { _ in }), "stream"),
-            (Response.Body(asyncStream: { _ in }), "asyncStream"),
-        ]
-        func areNamed<Storage>(_: Storage.Type) -> Bool {
-            samples.allSatisfy { sample in
-                withUnsafeBytes(of: sample.body) {
-                    EnumTag.name(of: $0.load(fromByteOffset: found.offset, as: Storage.self)) == sample.name
-                }
-            }
-        }
-        guard _openExistential(found.type, do: areNamed) else { return nil }
-        let inMemory = Set(samples.filter { inMemoryCases.contains($0.name) }.map { index(of: $0.body) })
-        let writtenLater = Set(samples.filter { !inMemoryCases.contains($0.name) }.map { index(of: $0.body) })
-        guard inMemory.count == inMemoryCases.count, writtenLater.count == 2, inMemory.isDisjoint(with: writtenLater) else {
-            return nil
-        }
+        guard let found, let tag = EnumTag(found.type),
+            let cases = tag.indices(
+                of: [
+                    (Response.Body(), "none"),
+                    (Response.Body(string: "a"), "string"),
+                    (Response.Body(buffer: ByteBuffer(string: "a")), "buffer"),
+                    (Response.Body(data: Data([1])), "data"),
+                    (Response.Body(dispatchData: DispatchData.empty), "dispatchData"),
+                    (Response.Body(staticString: "a"), "staticString"),
+                    (Response.Body(stream: { _ in }), "stream"),
+                    (Response.Body(asyncStream: { _ in }), "asyncStream"),
+                ], at: found.offset)
+        else { return nil }
+        let inMemory = Set(inMemoryCases.compactMap { cases[$0] })
+        guard inMemory.count == inMemoryCases.count else { return nil }
         return (found.offset, tag, inMemory)
     }()
 }
