@@ -63,11 +63,23 @@ void stimpak_mutex_lock_contended(uint32_t *word) {
     }
 }
 
-// Wakes every sleeper, not one: a woken thread runs only when the scheduler gives it a slice, so waking one at a
-// time drains N sleepers in N slices (milliseconds each when threads outnumber cores), while those woken together
-// take the lock in turn within about one; a sleeper that loses the race costs a failed exchange and a FUTEX_WAIT.
+// How many sleepers an unlock wakes: as many as there are cores, read once (0 until then).
+static int stimpak_mutex_wake_count = 0;
+
+// Wakes as many sleepers as there are cores. A woken thread runs only when the scheduler gives it a slice, so
+// waking one at a time drains N sleepers in N slices (milliseconds each when threads outnumber cores); waking
+// every sleeper makes them all runnable at once, and those beyond the cores can only lose the race to the ones
+// running, each at a failed exchange, a FUTEX_WAIT and a context switch, while the unlocking thread pays for the
+// wake-ups of all of them. A sleeper that is not woken is woken by the next unlock: whoever takes the lock after
+// sleeping marks the word 2 again.
 void stimpak_mutex_wake(uint32_t *word) {
-    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, (void *)0, (void *)0, 0);
+    int count = __atomic_load_n(&stimpak_mutex_wake_count, __ATOMIC_RELAXED);
+    if (count == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        count = cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
+        __atomic_store_n(&stimpak_mutex_wake_count, count, __ATOMIC_RELAXED);
+    }
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, (void *)0, (void *)0, 0);
 }
 #endif
 

@@ -92,7 +92,7 @@ enum DeferredDetach {
             }
         }
         // Outside every lock: deinits may resolve.
-        if detached.holdsAnything { Reclamation.retire(consume detached) }
+        if detached.holdsAnything { detached.retire() }
         finished()
     }
 
@@ -118,7 +118,7 @@ enum DeferredDetach {
                     busy.append(scope)
                 }
             }
-            if detached.holdsAnything { Reclamation.retire(consume detached) }
+            if detached.holdsAnything { detached.retire() }
             finished()
             if scopes.isEmpty { sched_yield() }
         }

@@ -115,6 +115,15 @@ struct AtomicWord {
         store(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))
     }
 
+    /// Publishes `object`, which the word then owns, in place of what ``publishOwned(_:)`` published, with one
+    /// exchange (a reader loads the one or the other), and hands the old reference (or nil) to the caller, who
+    /// must retire it (``Reclamation/retire(_:registrations:)``) instead of dropping it.
+    func replaceOwned<Object: AnyObject>(with object: Object) -> Object? {
+        let bits = stimpak_exchange(address, UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))
+        guard let raw = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<Object>.fromOpaque(raw).takeRetainedValue()
+    }
+
     /// Unpublishes what ``publishOwned(_:)`` published and hands the reference to the caller, who must
     /// retire it (``Reclamation/retire(_:registrations:)``) instead of dropping it.
     func retireOwned<Object: AnyObject>(_ type: Object.Type) -> Object? {

@@ -241,14 +241,15 @@ final class Registry: @unchecked Sendable {
     }
 
     /// Unpublishes the table and, when one was published and some thread is inside a read section now (lock-free
-    /// resolves are under way), publishes its successor built from `entries`, so that those readers need not
-    /// take the lock to rebuild it; returns the unpublished one, to release after unlocking
-    /// (``release(retiredTable:)``). Call once `entries` holds the change. With no reader about (registrations
-    /// in a row, a test's setup), no table is built per change: the next resolve builds one.
+    /// resolves are under way), publishes its successor built from `entries` in its place, with one exchange:
+    /// those readers find the old table or the new one, never none, which would send them to the locked path to
+    /// wait for this lock. Returns the unpublished one, to release after unlocking (``release(retiredTable:)``).
+    /// Call once `entries` holds the change. With no reader about (registrations in a row, a test's setup), no
+    /// table is built per change: the next resolve builds one.
     func replaceTable(_ locked: borrowing Locked) -> LookupTable? {
-        let retired = retireTable(locked)
-        if retired != nil, Reclamation.isAnyReaderInside() { publishTableIfNeeded(locked) }
-        return retired
+        guard tableWord.loadRelaxed() != 0, Reclamation.isAnyReaderInside() else { return retireTable(locked) }
+        generation += 1
+        return tableWord.replaceOwned(with: makeTable(locked))
     }
 
     /// Releases a table that ``retireTable(_:)`` returned, once no reader can be using it. Call without the lock.
@@ -280,8 +281,13 @@ final class Registry: @unchecked Sendable {
     /// Builds and publishes the table if none is.
     func publishTableIfNeeded(_ locked: borrowing Locked) {
         guard tableWord.loadRelaxed() == 0 else { return }
-        tableWord.publishOwned(
-            LookupTable(observedWord.loadRelaxed() != 0 ? [:] : entries, generation: generation, locked))
+        tableWord.publishOwned(makeTable(locked))
+    }
+
+    /// The lookup table of `entries` as they are, empty while an observer is set (every resolve then takes the
+    /// locked path, which reports it).
+    private func makeTable(_ locked: borrowing Locked) -> LookupTable {
+        LookupTable(observedWord.loadRelaxed() != 0 ? [:] : entries, generation: generation, locked)
     }
 
     /// What is registered for the same service type under other keys or argument types.
