@@ -92,7 +92,7 @@ enum DeferredDetach {
             }
         }
         // Outside every lock: deinits may resolve.
-        if detached.holdsAnything { detached.retire() }
+        if detached.holdsAnything { Reclamation.retire(consume detached) }
         finished()
     }
 
@@ -118,7 +118,7 @@ enum DeferredDetach {
                     busy.append(scope)
                 }
             }
-            if detached.holdsAnything { detached.retire() }
+            if detached.holdsAnything { Reclamation.retire(consume detached) }
             finished()
             if scopes.isEmpty { sched_yield() }
         }

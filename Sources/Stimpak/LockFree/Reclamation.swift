@@ -68,6 +68,17 @@ enum Reclamation {
         retireLater(garbage, registrations: [])
     }
 
+    /// Releases what a scope's disposal took (as the generic ``retire(_:)`` does); what waits for readers is kept as
+    /// ``Scope/Detached/garbage()`` gives it, a request scope's table without a box.
+    @inline(__always)
+    static func retire(_ detached: consuming Scope.Detached) {
+        if isQuiescent() {
+            _ = consume detached
+            return
+        }
+        retireLater(detached.garbage(), registrations: [])
+    }
+
     /// Whether nothing waits to be released and no registered thread is inside a read section, read without
     /// the threads' lock (a disposal on every request takes no lock of this module's besides the container's).
     @inline(__always)

@@ -34,7 +34,7 @@ extension Scope {
         guard detachment.runsHooks else { return [] }
         let failures = runSynchronousHooks(of: detached.records)
         // Released after their hooks and outside the lock (deinits may resolve), once no reader holds them.
-        detached.retire()
+        Reclamation.retire(consume detached)
         if detachment == .readyCounted, let parent { Self.finishDisposal(countedIn: parent) }
         return failures
     }
@@ -97,7 +97,7 @@ extension Scope {
             return []
         }
         let failures = await runHooksAwaiting(detached.records)
-        detached.retire()
+        Reclamation.retire(consume detached)
         if detachment == .readyCounted || detachment == .waits, let parent { Self.finishDisposal(countedIn: parent) }
         return failures
     }
@@ -156,7 +156,7 @@ extension Scope {
                 // Hooks run for a `dispose()` that returned: their failures reach the observer only.
                 guard let (scope, detached) = waiting.takeDeferred() else { return }
                 _ = scope.runSynchronousHooks(of: detached.records)
-                detached.retire()
+                Reclamation.retire(consume detached)
                 guard let parent = scope.parent else { return }
                 next = parent.childDisposalFinished()
             case .resume(let continuation):
@@ -337,15 +337,11 @@ extension Scope {
             !records.isEmpty || table != nil || !locals.isEmpty || !objects.isEmpty || !moreLocals.isEmpty
         }
 
-        /// Retires what it holds (``Reclamation/retire(_:)``): a request scope's table alone (the common case) as
-        /// the table, which a bag holds without boxing, else the whole.
-        @inline(__always)
-        consuming func retire() {
-            if let table, records.isEmpty, locals.isEmpty, objects.isEmpty, moreLocals.isEmpty {
-                Reclamation.retire(table)
-            } else {
-                Reclamation.retire(self)
-            }
+        /// What a retire that found readers keeps (``Reclamation/retire(_:)``): a request
+        /// scope's table alone (the common case) as the table, which an `Any` holds without a box, else the whole.
+        consuming func garbage() -> Any {
+            if let table, records.isEmpty, locals.isEmpty, objects.isEmpty, moreLocals.isEmpty { return table }
+            return self
         }
     }
 
