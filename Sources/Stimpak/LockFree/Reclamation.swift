@@ -68,8 +68,8 @@ enum Reclamation {
         retireLater(garbage, registrations: [])
     }
 
-    /// Releases what a scope's disposal took (as the generic ``retire(_:)`` does); what waits for readers is kept as
-    /// ``Scope/Detached/garbage()`` gives it, a request scope's table without a box.
+    /// Releases what a scope's disposal took, as the generic ``retire(_:)`` does; what waits for readers is kept
+    /// as ``Scope/Detached/garbage()`` gives it, a request scope's table without a box.
     @inline(__always)
     static func retire(_ detached: consuming Scope.Detached) {
         if isQuiescent() {

@@ -337,8 +337,8 @@ extension Scope {
             !records.isEmpty || table != nil || !locals.isEmpty || !objects.isEmpty || !moreLocals.isEmpty
         }
 
-        /// What a retire that found readers keeps (``Reclamation/retire(_:)``): a request
-        /// scope's table alone (the common case) as the table, which an `Any` holds without a box, else the whole.
+        /// What a retire that found readers keeps (``Reclamation/retire(_:)``): a request scope's table alone (the
+        /// common case) as the table, which an `Any` holds without a box, else the whole.
         consuming func garbage() -> Any {
             if let table, records.isEmpty, locals.isEmpty, objects.isEmpty, moreLocals.isEmpty { return table }
             return self
