@@ -12,6 +12,8 @@ import Darwin
 ///
 /// A reader is held inside its read section by a key whose `==` waits: the lock-free path compares keys inside
 /// the section. Without deferred reclamation, each writer below would wait for that reader until it is let go.
+/// A section reads the table of the scope its resolve started from and no other scope's, so a request scope's
+/// memory waits only for a reader held in a resolve from that scope, or in a section nested in another one.
 @Suite struct ReclamationTests {
     /// A key whose `==`, the first time after `hold` is armed, says it is inside and waits to be let go.
     struct HoldingKey: Hashable, Sendable {
@@ -32,10 +34,17 @@ import Darwin
         let armed = Shared(false)
         let inside = Signal()
         let letGo = Signal()
+        /// Run inside the held section before it waits: a resolve there opens a section nested in it.
+        let nested: (@Sendable () -> Void)?
+
+        init(nested: (@Sendable () -> Void)? = nil) {
+            self.nested = nested
+        }
 
         func holdOnce() {
             guard armed.value else { return }
             armed.value = false
+            nested?()
             inside.fire()
             letGo.wait(seconds: Signal.holdLimit)
         }
@@ -47,15 +56,16 @@ import Darwin
         func dispose() throws { log.append("dispose session") }
     }
 
-    /// Holds a reader inside its section on another thread; returns the signal that it finished.
-    static func holdReader(in container: Container, hold: Hold) -> Signal {
+    /// Holds a reader inside its section on another thread, in a resolve from `scope`; returns the signal that
+    /// it finished.
+    static func holdReader(in scope: some Resolving & Sendable, hold: Hold) -> Signal {
         let key = HoldingKey(id: 1, hold: hold)
         // The first resolve publishes the lookup table, so the next one takes the lock-free route.
-        #expect(container.resolve(Foo.self, key: key) != nil)
+        #expect(scope.resolve(Foo.self, key: key) != nil)
         hold.armed.value = true
         let finished = Signal()
         detach {
-            _ = container.resolve(Foo.self, key: key)
+            _ = scope.resolve(Foo.self, key: key)
             finished.fire()
         }
         #expect(hold.inside.wait(), "the reader is inside its section")
@@ -68,11 +78,11 @@ import Darwin
         let log = EventLog()
         container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
         container.register(Session.self, reuse: .inScope) { Session(log: log) }
-        let finished = Self.holdReader(in: container, hold: hold)
-
         let request = container.openScope("request")
         weak let session = request.resolve(Session.self)
         #expect(session != nil)
+        let finished = Self.holdReader(in: request, hold: hold)
+
         let returned = Signal()
         detach {
             request.dispose()
@@ -86,6 +96,51 @@ import Darwin
         #expect(finished.wait())
         Container.reclaim()
         #expect(session == nil, "released once the reader left")
+    }
+
+    /// A request scope's table is read only by the resolves that start from it: readers inside sections started
+    /// from the container or from another request do not hold its memory, which is released when `dispose()`
+    /// returns, as with no reader at all. A subtree's disposal waits for them.
+    @Test func aRequestScopesMemoryIsReleasedAtOnceWhileReadersResolveElsewhere() {
+        let container = Container()
+        let fromRoot = Hold()
+        let fromSibling = Hold()
+        container.register(Foo.self, key: HoldingKey(id: 1, hold: fromRoot)) { Foo() }
+        // Another id: equal keys share one box, whose `==` is the first registered key's.
+        container.register(Person.self, key: HoldingKey(id: 2, hold: fromSibling)) { Person("Ada", "Lovelace") }
+        container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
+        let sibling = container.openScope("sibling")
+        // Held from the root (resolving `Foo`) and from the sibling (resolving `Person`).
+        let rootReader = Self.holdReader(in: container, hold: fromRoot)
+        let personKey = HoldingKey(id: 2, hold: fromSibling)
+        #expect(sibling.resolve(Person.self, key: personKey) != nil)
+        fromSibling.armed.value = true
+        let siblingReader = Signal()
+        detach {
+            _ = sibling.resolve(Person.self, key: personKey)
+            siblingReader.fire()
+        }
+        #expect(fromSibling.inside.wait(), "the sibling's reader is inside its section")
+
+        let request = container.openScope("request")
+        weak let instance = request.resolve(Foo.self, key: "scoped")
+        #expect(returnsPromptly { request.dispose() })
+        #expect(instance == nil, "released before dispose() returned: no reader started from the request")
+
+        // A scope with a child: its disposal takes a subtree, which waits for every reader.
+        let parent = container.openScope("parent")
+        let child = parent.openScope("child")
+        weak let parentInstance = parent.resolve(Foo.self, key: "scoped")
+        weak let childInstance = child.resolve(Foo.self, key: "scoped")
+        #expect(returnsPromptly { parent.dispose() })
+        #expect(parentInstance != nil && childInstance != nil, "a subtree waits for the readers inside")
+
+        fromRoot.letGo.fire()
+        fromSibling.letGo.fire()
+        #expect(rootReader.wait())
+        #expect(siblingReader.wait())
+        Container.reclaim()
+        #expect(parentInstance == nil && childInstance == nil, "released once the readers left")
     }
 
     @Test func unregisterAndReplaceReturnWhileAReaderIsInsideItsSection() {
@@ -119,9 +174,9 @@ import Darwin
         let hold = Hold()
         container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
         container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
-        let finished = Self.holdReader(in: container, hold: hold)
         let first = container.openScope(1)
         weak let firstInstance = first.resolve(Foo.self, key: "scoped")
+        let finished = Self.holdReader(in: first, hold: hold)
         let returned = Signal()
         detach {
             first.dispose()
@@ -149,9 +204,13 @@ import Darwin
             init(_ instance: Foo?) { self.instance = instance }
         }
         let container = Container()
-        let hold = Hold()
+        // The held section (a resolve from the container) opens a nested one, in which a resolve may start
+        // anywhere: every scope's disposal waits for it.
+        let hold = Hold(nested: { _ = container.resolve(Person.self) })
         container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
         container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
+        container.register(Person.self) { Person("Ada", "Lovelace") }
+        #expect(container.resolve(Person.self) != nil)
         let finished = Self.holdReader(in: container, hold: hold)
         let disposals = Shared<[WeakFoo]>([])
         let disposed = Signal()
@@ -196,9 +255,9 @@ import Darwin
         let released = Signal()
         container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
         container.register(ReclaimsWhenReleased.self, reuse: .inScope) { ReclaimsWhenReleased(released) }
-        let finished = Self.holdReader(in: container, hold: hold)
         let request = container.openScope("request")
         #expect(request.resolve(ReclaimsWhenReleased.self) != nil)
+        let finished = Self.holdReader(in: request, hold: hold)
         // Retired behind the reader (on another thread: see the test above): the reclaim below releases it, and
         // its deinit reclaims in turn.
         let disposed = returnsPromptly { request.dispose() }
@@ -215,10 +274,10 @@ import Darwin
         let hold = Hold()
         container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
         container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
-        let finished = Self.holdReader(in: container, hold: hold)
         let released = container.openScope("released")
         let leaking = container.openScope("leaking")
         #expect(released.resolve(Foo.self, key: "scoped") != nil)
+        let finished = Self.holdReader(in: released, hold: hold)
         let kept = leaking.resolve(Foo.self, key: "scoped")
         let returned = Signal()
         detach {

@@ -65,15 +65,19 @@ static inline uintptr_t *_Nonnull stimpak_detach_words_address(void) {
 // bounds are unknown; the highest address while the thread has no context, and so no path to push on), how
 // many sections are open inside the outermost one (a key's `==` or `hash` runs inside a section and may
 // resolve), whether the context holds `.graph` instances (cleared when the outermost resolution ends), and
-// whether the synchronous resolve running at depth 0 is an `await` resolve's first attempt (which hands a wait
-// for another thread's creation back, to suspend on, instead of blocking).
+// the address of the scope the open section's resolve started from (its origin: it reads that scope's words,
+// its ancestors' and the registry's, and no other scope's), or `STIMPAK_ANY_ORIGIN` once a section nested in
+// it started (it may read any scope's): a writer that retires what only one scope's resolves can reach reads
+// it after the counter (see `stimpak_section_enter`).
 // The first eight words are a cache line, so that two threads' counters don't share one. The ninth, on a line
 // of its own, says whether the thread scans the registered threads' list without the lock (Reclamation.swift):
 // 0 while the thread is not registered, 2 while it is and does not scan, 3 while it scans; only this thread
 // writes it, and a thread that frees what a scan may read (an exiting thread's state, an outgrown list) waits
 // for every registered thread's word to leave 3. The tenth, which only this thread reads and writes, is where
 // its last scan found a thread inside a section: a reader the scheduler preempted inside one stays there for a
-// time slice, so the next scan looks at it first.
+// time slice, so the next scan looks at it first. The eleventh, which only this thread reads and writes, says
+// whether the synchronous resolve running at depth 0 is an `await` resolve's first attempt (which hands a wait
+// for another thread's creation back, to suspend on, instead of blocking).
 typedef struct stimpak_thread_state {
     uintptr_t section;
     uintptr_t depth;
@@ -82,9 +86,10 @@ typedef struct stimpak_thread_state {
     uintptr_t stack_limit;
     uintptr_t nesting;
     uintptr_t has_graph;
-    uintptr_t serves_await;
+    uintptr_t origin;
     uintptr_t scanning;
     uintptr_t scan_hint;
+    uintptr_t serves_await;
 } stimpak_thread_state;
 
 #if defined(__linux__)
@@ -109,17 +114,29 @@ static inline uintptr_t *_Nonnull stimpak_own_counts_address(void) {
     return stimpak_own_counts;
 }
 
-// Enters the read section (the counter becomes odd), or counts a section nested in the open one: 0; or 1, having
-// done neither, when the thread's counter is not registered yet. A thread's counter starts odd and is made even
-// when its context registers it, so that the one test a section's entry makes anyway (is it odd?) also finds a
-// thread to register (see `ReadSection.enter`).
-static inline __attribute__((always_inline)) int stimpak_section_enter(stimpak_thread_state *_Nonnull state) {
+// The origin of a section in which a nested one started: no scope's address.
+#define STIMPAK_ANY_ORIGIN ((uintptr_t)1)
+
+// Enters the read section (the counter becomes odd) from the scope at `origin`, or counts a section nested in
+// the open one: 0; or 1, having done neither, when the thread's counter is not registered yet. A thread's
+// counter starts odd and is made even when its context registers it, so that the one test a section's entry
+// makes anyway (is it odd?) also finds a thread to register (see `ReadSection.enter`).
+//
+// The origin is stored before the counter's seq-cst store, so a writer whose seq-cst load finds the counter odd
+// then reads this section's origin (or a later one's, once this section is over). A nested section may start
+// anywhere: its entry marks the section's origin as any with a seq-cst store before it reads, so that a writer
+// whose scan read the outer origin either ran before that store in the seq-cst order (and what it unpublished
+// before scanning is out of the nested section's reach) or reads the mark.
+static inline __attribute__((always_inline)) int stimpak_section_enter(
+    stimpak_thread_state *_Nonnull state, uintptr_t origin) {
     uintptr_t section = __atomic_load_n(&state->section, __ATOMIC_RELAXED);
     if (section & 1) {
         if (state->context == 0) return 1;
         state->nesting += 1;
+        __atomic_store_n(&state->origin, STIMPAK_ANY_ORIGIN, __ATOMIC_SEQ_CST);
         return 0;
     }
+    __atomic_store_n(&state->origin, origin, __ATOMIC_RELAXED);
     __atomic_store_n(&state->section, section + 1, __ATOMIC_SEQ_CST);
     return 0;
 }
@@ -132,6 +149,13 @@ void stimpak_section_exit(stimpak_thread_state *_Nonnull state);
 
 static inline uintptr_t stimpak_section_load(stimpak_thread_state *_Nonnull state) {
     return __atomic_load_n(&state->section, __ATOMIC_SEQ_CST);
+}
+
+// Whether the thread's open section (its counter was found odd) may read the table of the scope at `origin`: it
+// started from that scope, or a section nested in it started.
+static inline int stimpak_section_may_read(stimpak_thread_state *_Nonnull state, uintptr_t origin) {
+    uintptr_t started = __atomic_load_n(&state->origin, __ATOMIC_SEQ_CST);
+    return started == origin || started == STIMPAK_ANY_ORIGIN;
 }
 
 // This thread's scan word (see `stimpak_thread_state`): 0, 2 or 3.

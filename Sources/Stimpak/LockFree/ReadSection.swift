@@ -132,7 +132,7 @@ struct AtomicWord {
     }
 }
 
-/// One thread's read section: between ``enter()`` and leaving, what it loads from published words stays
+/// One thread's read section: between ``enter(from:)`` and leaving, what it loads from published words stays
 /// allocated. Never held across user code, a lock or a release: a few dozen instructions.
 ///
 /// Not copyable, and every way to leave consumes it: a section is left once, and nothing reads through it
@@ -147,14 +147,17 @@ struct ReadSection: ~Copyable {
         self.thread = thread
     }
 
-    /// Enters this thread's read section (a seq-cst store to the thread's own counter), having made the thread's
-    /// context, which registers the counter, on its first section.
+    /// Enters this thread's read section (a seq-cst store to the thread's own counter) for a resolve that starts
+    /// from `origin`, having made the thread's context, which registers the counter, on its first section. The
+    /// section reads `origin`'s words and table, the registry's, and no other scope's: a disposal of `origin`
+    /// alone waits only for the sections started from it (``Reclamation/retire(_:)-(Scope.Detached)``).
     @inlinable @inline(__always)
-    static func enter() -> ReadSection {
+    static func enter(from origin: Scope) -> ReadSection {
         let thread = stimpak_thread_get()
-        if stimpak_section_enter(thread) != 0 {
+        let bits = UInt(bitPattern: Unmanaged.passUnretained(origin).toOpaque())
+        if stimpak_section_enter(thread, bits) != 0 {
             makeThreadContext()
-            stimpak_section_enter(thread)
+            stimpak_section_enter(thread, bits)
         }
         return ReadSection(thread: thread)
     }

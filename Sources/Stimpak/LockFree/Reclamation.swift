@@ -17,7 +17,9 @@ import CStimpakAtomics
 //   waits (no thread is inside a section, the common case), nothing unpublished can still be held: what it
 //   retires is released at once, on this thread, with no lock taken (`isQuiescent`: the list of threads is read
 //   while the scan is marked, and what leaves the list is freed only once no scan that may have read it is
-//   marked). Otherwise, under the threads' lock, it appends what it retires to the current bag.
+//   marked). Otherwise, under the threads' lock, it appends what it retires to the current bag. A child scope's
+//   disposal (one scope, no open child) counts only the sections started from that scope, the only ones that
+//   read its table (see `stimpak_section_enter`, ARCHITECTURE.md): readers elsewhere never hold it back.
 // - grace period: the current bag is sealed, with the odd counters seen then (the readers inside a section),
 //   when no other bag is sealed or once it holds `sealingSize` retires; a bag's grace period is over once each
 //   thread it recorded has moved its counter on (left that section) or exited. A retire releases the sealed
@@ -68,15 +70,36 @@ enum Reclamation {
         retireLater(garbage, registrations: [])
     }
 
-    /// Releases what a scope's disposal took, as the generic ``retire(_:)`` does; what waits for readers is kept
-    /// as ``Scope/Detached/garbage()`` gives it, a request scope's table without a box.
+    /// Releases what a scope's disposal took, as the generic ``retire(_:)`` does, but waits only for the sections
+    /// that may read it: for one child scope's state (a request's), those started from that scope
+    /// (``Scope/Detached/origin``), not every thread resolving elsewhere. Then, when retires wait, moves their
+    /// grace periods on. What waits for readers is kept as ``Scope/Detached/garbage()`` gives it, a request
+    /// scope's table without a box.
     @inline(__always)
     static func retire(_ detached: consuming Scope.Detached) {
-        if isQuiescent() {
+        let origin = detached.origin
+        guard isAnyReaderInside(from: origin) else {
             _ = consume detached
+            let words = shared.words
+            if words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() != 0 { collect() }
             return
         }
         retireLater(detached.garbage(), registrations: [])
+    }
+
+    /// A retire's origin for what any section may read (see ``Scope/Detached/origin``).
+    static let anyOrigin: UInt = 0
+
+    /// Moves the grace periods on and releases the bags whose period is over, when the threads' lock is free: a
+    /// retire that released its own garbage at once does this for those that wait, so that they are released by
+    /// later writers as they would be by later retires that wait.
+    @inline(never)
+    private static func collect() {
+        guard shared.lock.tryLock() else { return }
+        let state = shared.state
+        let released = state.pointee.advance()
+        shared.lock.unlock()
+        drop(consume released)
     }
 
     /// Whether nothing waits to be released and no registered thread is inside a read section, read without
@@ -101,8 +124,12 @@ enum Reclamation {
     /// the changer sees the mark and waits, or the scan reads the list after the change. `count` is read before
     /// the list's address: a list that grows is published before the count that needs it, one that shrinks
     /// after the count.
+    ///
+    /// With `origin` (a scope's address, see ``Scope/Detached/origin``), only the sections that may read that
+    /// scope's table count: those started from it, or in which a nested one started (its origin is read after
+    /// its counter, see `stimpak_section_enter`).
     @inline(__always)
-    static func isAnyReaderInside() -> Bool {
+    static func isAnyReaderInside(from origin: UInt = anyOrigin) -> Bool {
         let words = shared.words
         let own = stimpak_thread_get()
         // Only this thread writes its own word: 0 until it is registered.
@@ -118,7 +145,9 @@ enum Reclamation {
         for _ in 0..<count {
             if index >= count { index = 0 }
             let thread = UnsafeMutablePointer<stimpak_thread_state>(bitPattern: stimpak_load(threads.unsafelyUnwrapped + index))
-            if stimpak_section_load(thread.unsafelyUnwrapped) & 1 == 1 {
+            if stimpak_section_load(thread.unsafelyUnwrapped) & 1 == 1,
+                origin == anyOrigin || stimpak_section_may_read(thread.unsafelyUnwrapped, origin) != 0
+            {
                 isInside = true
                 own.pointee.scan_hint = UInt(index)
                 break

@@ -10,7 +10,7 @@ extension Scope {
     /// creation, comparators, scope-local values, every error) takes the locked path.
     @inlinable @inline(__always)
     func resolveInstance<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
-        let section = ReadSection.enter()
+        let section = ReadSection.enter(from: self)
         let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), in: section)
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             try lockAndResolve(Service.self, arguments, key: nil)
@@ -44,7 +44,7 @@ extension Scope {
         }
         // Neither a `String` nor an `Int`: its `KeyHash` is its `AnyHashable`'s hash.
         let keyHash = key.hashValue
-        let section = ReadSection.enter()
+        let section = ReadSection.enter(from: self)
         let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), keyBase: base, keyHash: keyHash, in: section)
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             try lockAndResolve(Service.self, arguments, key: key)
@@ -73,7 +73,7 @@ extension Scope {
         let keyHash = KeyHash.of(key)
         let service = ObjectIdentifier(Service.self)
         let keyType = ObjectIdentifier(Key.self)
-        let section = ReadSection.enter()
+        let section = ReadSection.enter(from: self)
         // The first bucket with the key's type and hash, its key compared here (no closure call on a hit).
         var found = FastPath.lockedPath
         if let candidate = keyedCandidate(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, in: section) {

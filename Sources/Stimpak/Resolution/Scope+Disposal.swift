@@ -270,6 +270,8 @@ extension Scope {
         var running = 0
         if children.isEmpty {
             running = detach(into: &detached, waiting: &made, locked)
+            // Only sections started from this scope read its table (ReadSection.swift).
+            if parent != nil { detached.origin = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
         } else {
             // Disposed children too: detached under their own locks, each after a disposal that marked it without
             // the container's lock has counted itself in its parent, or before it marks the child.
@@ -332,6 +334,9 @@ extension Scope {
         /// The tables after the first, and the root scope's caches.
         var objects: [AnyObject] = []
         var moreLocals: [[ServiceKey: Local]] = []
+        /// The address of the one child scope whose state it holds, whose table only the read sections started
+        /// from that scope can read; ``Reclamation/anyOrigin`` when it may hold what any section reads.
+        var origin = Reclamation.anyOrigin
 
         var holdsAnything: Bool {
             !records.isEmpty || table != nil || !locals.isEmpty || !objects.isEmpty || !moreLocals.isEmpty
