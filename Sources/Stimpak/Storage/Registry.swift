@@ -205,6 +205,8 @@ final class Registry: @unchecked Sendable {
     /// and no factory of theirs runs. Call without the lock: the deinits of what the registrations held
     /// (factories, captured objects, the root scope's instances) may resolve.
     private func reclaim(_ table: consuming LookupTable?, _ registrations: consuming [any Registration]) {
+        // Registrations in a row, with no table published and nothing replaced, retire nothing: no scan.
+        guard table != nil || !registrations.isEmpty else { return }
         Reclamation.retire(table, registrations: registrations)
     }
 
