@@ -29,6 +29,11 @@ final class EventLog: @unchecked Sendable {  // `events` is guarded by `lock`
     func count(of event: String) -> Int { events.filter { $0 == event }.count }
 }
 
+/// Held by each test that opens read sections nested in others (a key whose `==` resolves), which may read any
+/// scope's table, so that every scope's disposal waits for them, and by each test that checks that a disposal
+/// waits only for the readers of its own scope: tests run in parallel, in one process.
+let nestedSectionsGate = TestLock()
+
 /// A tiny lock for the tests (the library's own is internal).
 final class TestLock: @unchecked Sendable {
     private let gate = Gate()

@@ -58,8 +58,8 @@ import Darwin
 
     /// Holds a reader inside its section on another thread, in a resolve from `scope`; returns the signal that
     /// it finished.
-    static func holdReader(in scope: some Resolving & Sendable, hold: Hold) -> Signal {
-        let key = HoldingKey(id: 1, hold: hold)
+    static func holdReader(in scope: some Resolving & Sendable, hold: Hold, id: Int = 1) -> Signal {
+        let key = HoldingKey(id: id, hold: hold)
         // The first resolve publishes the lookup table, so the next one takes the lock-free route.
         #expect(scope.resolve(Foo.self, key: key) != nil)
         hold.armed.value = true
@@ -102,6 +102,10 @@ import Darwin
     /// from the container or from another request do not hold its memory, which is released when `dispose()`
     /// returns, as with no reader at all. A subtree's disposal waits for them.
     @Test func aRequestScopesMemoryIsReleasedAtOnceWhileReadersResolveElsewhere() {
+        nestedSectionsGate.withLock { requestScopesMemoryIsReleasedAtOnceWhileReadersResolveElsewhere() }
+    }
+
+    private func requestScopesMemoryIsReleasedAtOnceWhileReadersResolveElsewhere() {
         let container = Container()
         let fromRoot = Hold()
         let fromSibling = Hold()
@@ -141,6 +145,37 @@ import Darwin
         #expect(siblingReader.wait())
         Container.reclaim()
         #expect(parentInstance == nil && childInstance == nil, "released once the readers left")
+    }
+
+    /// A scope whose table no thread but the disposing one has read: a reader held inside a section started
+    /// from it on another thread has not read the table either (the key is compared before), so the memory is
+    /// released at once. Once another thread has read the table, the disposal waits for that scope's readers.
+    @Test func aScopeWhoseTableOnlyTheDisposingThreadReadIsReleasedAtOnce() {
+        let container = Container()
+        let hold = Hold()
+        container.register(Foo.self, key: HoldingKey(id: 1, hold: hold)) { Foo() }
+        container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
+        let request = container.openScope("request")
+        weak let instance = request.resolve(Foo.self, key: "scoped")
+        #expect(request.resolve(Foo.self, key: "scoped") != nil, "read from the published table, on this thread")
+        let finished = Self.holdReader(in: request, hold: hold)
+        request.dispose()
+        #expect(instance == nil, "released before dispose() returned")
+        hold.letGo.fire()
+        #expect(finished.wait())
+
+        let shared = container.openScope("shared")
+        weak let sharedInstance = shared.resolve(Foo.self, key: "scoped")
+        #expect(returnsPromptly { _ = shared.resolve(Foo.self, key: "scoped") }, "read on another thread")
+        let second = Hold()
+        container.register(Foo.self, key: HoldingKey(id: 2, hold: second)) { Foo() }
+        let held = Self.holdReader(in: shared, hold: second, id: 2)
+        shared.dispose()
+        #expect(sharedInstance != nil, "another thread read the table: the disposal waits for the scope's readers")
+        second.letGo.fire()
+        #expect(held.wait())
+        Container.reclaim()
+        #expect(sharedInstance == nil)
     }
 
     @Test func unregisterAndReplaceReturnWhileAReaderIsInsideItsSection() {
@@ -199,6 +234,10 @@ import Darwin
     /// the current one): none is released while the reader stays, and every one is once it has left, by later
     /// writers alone.
     @Test func retiresPiledUpBehindAReaderAreAllReleasedOnceItLeft() {
+        nestedSectionsGate.withLock { retiresPiledUpBehindAReaderAreAllReleasedOnceItLeftGated() }
+    }
+
+    private func retiresPiledUpBehindAReaderAreAllReleasedOnceItLeftGated() {
         final class WeakFoo {
             weak var instance: Foo?
             init(_ instance: Foo?) { self.instance = instance }
@@ -220,7 +259,8 @@ import Darwin
             for id in 0..<200 {
                 let scope = container.openScope(id + 10)
                 disposals.value.append(WeakFoo(scope.resolve(Foo.self, key: "scoped")))
-                scope.dispose()
+                // Disposed on another thread than the one that read its table: the disposal scans the readers.
+                _ = returnsPromptly { scope.dispose() }
             }
             disposed.fire()
         }

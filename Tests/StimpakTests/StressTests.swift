@@ -319,6 +319,10 @@ import Darwin
     /// A key's `==` runs inside the read section; when it resolves, the nested section must not end the
     /// outer one early.
     @Test func keyWhoseEqualityResolvesRacesUnregister() {
+        nestedSectionsGate.withLock { keyWhoseEqualityResolvesRacesUnregisterGated() }
+    }
+
+    private func keyWhoseEqualityResolvesRacesUnregisterGated() {
         let container = Container()
         let other = Container()
         other.register(Foo.self) { Foo() }
@@ -338,6 +342,10 @@ import Darwin
     /// `==` resolves from the same container (which the container's lock would deadlock on): each key value is
     /// interned once, so every thread's key names the one registration and the one child scope.
     @Test func equalKeysOfAUserTypeRaceToOneRegistration() throws {
+        try nestedSectionsGate.withLock { try equalKeysOfAUserTypeRaceToOneRegistrationGated() }
+    }
+
+    private func equalKeysOfAUserTypeRaceToOneRegistrationGated() throws {
         #if DEBUG
         let rounds = 50
         #else

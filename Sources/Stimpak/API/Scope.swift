@@ -21,7 +21,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     // object's header (whose reference count every child's opening and release writes) holds only what never
     // changes, so that a thread opening and disposing children does not take from the readers' caches the line
     // that every lock-free resolve in the scope reads (`words` and `registry`), whose own lock's word is on the
-    // line after. `initializeWords(isDisposed:)` checks the offsets.
+    // line after. `initializeWords(isDisposed:isRoot:)` checks the offsets.
 
     /// The key the scope was opened with; nil for the container's root scope.
     public var key: AnyHashable? { scopeKey?.erased }
@@ -89,7 +89,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.registry = registry
         self.registryTableWord = registry.tableWord
         self.sequence = 0
-        initializeWords(isDisposed: false)
+        initializeWords(isDisposed: false, isRoot: true)
     }
 
     private init(key: ScopeKey, sharesKey: Bool, keyHash: Int, parent: Scope, sequence: Int, isDisposed: Bool) {
@@ -100,7 +100,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         self.registry = parent.registry
         self.registryTableWord = parent.registryTableWord
         self.sequence = sequence
-        initializeWords(isDisposed: isDisposed)
+        initializeWords(isDisposed: isDisposed, isRoot: false)
     }
 
     /// Releases the ancestors that only this scope keeps one by one: released the usual way, each scope's

@@ -72,13 +72,14 @@ enum Reclamation {
 
     /// Releases what a scope's disposal took, as the generic ``retire(_:)`` does, but waits only for the sections
     /// that may read it: for one child scope's state (a request's), those started from that scope
-    /// (``Scope/Detached/origin``), not every thread resolving elsewhere. Then, when retires wait, moves their
+    /// (``Scope/Detached/origin``), not every thread resolving elsewhere, and none, without a scan, when only
+    /// the disposing thread read the scope's table. Then, when retires wait, moves their
     /// grace periods on. What waits for readers is kept as ``Scope/Detached/garbage()`` gives it, a request
     /// scope's table without a box.
     @inline(__always)
     static func retire(_ detached: consuming Scope.Detached) {
         let origin = detached.origin
-        guard isAnyReaderInside(from: origin) else {
+        guard origin != unreadOrigin, isAnyReaderInside(from: origin) else {
             _ = consume detached
             let words = shared.words
             if words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() != 0 { collect() }
@@ -89,6 +90,8 @@ enum Reclamation {
 
     /// A retire's origin for what any section may read (see ``Scope/Detached/origin``).
     static let anyOrigin: UInt = 0
+    /// A retire's origin for what no section can hold: released without a scan.
+    static let unreadOrigin: UInt = 1
 
     /// Moves the grace periods on and releases the bags whose period is over, when the threads' lock is free: a
     /// retire that released its own garbage at once does this for those that wait, so that they are released by

@@ -241,6 +241,10 @@ extension Scope {
             return bucket.pointee.rootWord?.load() ?? 0
         }
         let index = bucket.pointee.index
+        // A thread other than the opener marks the scope's table as read by others before it loads it (a seq-cst
+        // store before the seq-cst load), so that the scope's disposal scans the readers from then on.
+        let sole = soleReaderWord.loadRelaxed()
+        if sole != UInt(bitPattern: section.thread), sole != Scope.sharedReaders { soleReaderWord.store(Scope.sharedReaders) }
         return tableWord.withPublished(ScopeTable.self) { $0.box(for: index) } ?? 0
     }
 

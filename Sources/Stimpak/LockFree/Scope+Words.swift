@@ -1,3 +1,5 @@
+import CStimpakAtomics
+
 /// A scope's words that lock-free readers load (its disposed flag and its published ``ScopeTable``), kept 64
 /// bytes from the scope object's start, and the table the locked path fills and publishes.
 extension Scope {
@@ -8,6 +10,20 @@ extension Scope {
     }
     /// This child scope's published ``ScopeTable`` (unretained: `table` owns it), or 0.
     @inlinable var tableWord: AtomicWord { disposedWord.advanced(by: 1) }
+    /// The state's address of the thread that opened this child scope, while no other thread has read the scope's
+    /// published table; ``sharedReaders`` from the first read on another thread (it never goes back), and for the
+    /// root. On the line of `disposedWord`, which every resolve from the scope loads anyway (`lockWords.0`).
+    var soleReaderWord: AtomicWord { disposedWord.advanced(by: 4) }
+    /// ``soleReaderWord``'s value once more than one thread may have read the scope's table: no thread's state.
+    static let sharedReaders: UInt = 1
+
+    /// Whether no thread but this one has read this scope's published table and this one is inside no read
+    /// section: then no reader can hold the table it unpublished, and its disposal retires it without a scan
+    /// (``Scope/Detached/origin``). A seq-cst load: call after unpublishing the table (see ``scopedBoxBits(_:in:)``).
+    var isTableReadByThisThreadAlone: Bool {
+        let thread = stimpak_thread_get()
+        return soleReaderWord.load() == UInt(bitPattern: thread) && stimpak_section_load(thread) & 1 == 0
+    }
     /// The lock of the state a disposal takes (`disposals`, `children`, `runningChildDisposals`,
     /// `waitingDisposal`, and the disposed flag's change), 64 bytes after `disposedWord` (see `lockWords`): taken
     /// with the container's lock held, or alone by a disposal that finds that lock busy, and never held while another
@@ -28,7 +44,7 @@ extension Scope {
     /// Sets the words through their atomic accessors, as every later access is (a plain store to a property
     /// that Swift code never reads again is one the optimizer may drop), after checking that `words` and
     /// `lockWords` are where they look: 64 bytes from the object's start, and 64 bytes further.
-    func initializeWords(isDisposed: Bool) {
+    func initializeWords(isDisposed: Bool, isRoot: Bool) {
         assert(
             withUnsafeMutablePointer(to: &words) { UnsafeMutableRawPointer($0) } == disposedWord.address
                 && withUnsafeMutablePointer(to: &lockWords.4) { UnsafeMutableRawPointer($0) } == disposedWord.address + 8
@@ -36,6 +52,7 @@ extension Scope {
             "Scope.words must be 64 bytes from the object's start, and the last of its lockWords 64 bytes further")
         disposedWord.storeRelaxed(isDisposed ? 1 : 0)
         tableWord.storeRelaxed(0)
+        soleReaderWord.storeRelaxed(isRoot ? Scope.sharedReaders : UInt(bitPattern: stimpak_thread_get()))
         disposedWord.advanced(by: 8).storeRelaxed(0)
     }
 

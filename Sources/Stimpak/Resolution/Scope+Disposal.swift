@@ -270,8 +270,13 @@ extension Scope {
         var running = 0
         if children.isEmpty {
             running = detach(into: &detached, waiting: &made, locked)
-            // Only sections started from this scope read its table (ReadSection.swift).
-            if parent != nil { detached.origin = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
+            // Only sections started from this scope read its table (ReadSection.swift), and none can when no
+            // thread but this one, outside every section, has read it (read after `detach` unpublished it).
+            if parent != nil {
+                detached.origin =
+                    isTableReadByThisThreadAlone
+                    ? Reclamation.unreadOrigin : UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
+            }
         } else {
             // Disposed children too: detached under their own locks, each after a disposal that marked it without
             // the container's lock has counted itself in its parent, or before it marks the child.
@@ -335,7 +340,8 @@ extension Scope {
         var objects: [AnyObject] = []
         var moreLocals: [[ServiceKey: Local]] = []
         /// The address of the one child scope whose state it holds, whose table only the read sections started
-        /// from that scope can read; ``Reclamation/anyOrigin`` when it may hold what any section reads.
+        /// from that scope can read; ``Reclamation/unreadOrigin`` when no section can hold that table (only the
+        /// disposing thread read it); ``Reclamation/anyOrigin`` when it may hold what any section reads.
         var origin = Reclamation.anyOrigin
 
         var holdsAnything: Bool {
