@@ -271,6 +271,51 @@ import Stimpak
         }
     }
 
+    /// The first conforming type a registration meets is disposed through a maker made for it; every other type,
+    /// conforming one way, the other or not at all, still by its own conformances.
+    @Test func instancesOfManyTypesAreEachDisposedTheirOwnWay() async {
+        final class Closing: Disposable, Sendable {
+            let log: EventLog
+            init(log: EventLog) { self.log = log }
+            func dispose() throws { log.append("closing") }
+        }
+        final class Draining: AsyncDisposable, Sendable {
+            let log: EventLog
+            init(log: EventLog) { self.log = log }
+            func dispose() async throws { log.append("draining") }
+        }
+        final class Shutting: Disposable, Sendable {
+            let log: EventLog
+            init(log: EventLog) { self.log = log }
+            func dispose() throws { log.append("shutting") }
+        }
+        final class Plain: Sendable {}
+        let log = EventLog()
+        let made = Counter()
+        let container = Container()
+        container.register(Any.self, reuse: .inScope) { () -> Any in
+            switch made.next() % 4 {
+            case 1: return Closing(log: log)
+            case 2: return Draining(log: log)
+            case 3: return Shutting(log: log)
+            default: return Plain()
+            }
+        }
+        var expected: [String] = []
+        for round in 1...12 {
+            let scope = container.openScope(round)
+            _ = await scope.resolve(Any.self)
+            await scope.dispose()
+            switch round % 4 {
+            case 1: expected.append("closing")
+            case 2: expected.append("draining")
+            case 3: expected.append("shutting")
+            default: break
+            }
+            #expect(log.events == expected, "round \(round)")
+        }
+    }
+
     @Test func anOptionalServiceIsDisposedWhenAnEarlierValueWasNil() {
         let log = EventLog()
         let made = Counter()

@@ -44,7 +44,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     private weak var registry: Registry?
     /// The root cache's published instance (unretained, see ``CachedInstance``), or 0.
     let rootWord: AtomicWord
-    /// Holds `rootWord` and the three words after it.
+    /// Holds `rootWord` and the four words after it.
     private let wordBlock: WordBlock
 
     @exclusivity(unchecked) var matching: ArgumentMatching<Args> = .ignored {
@@ -81,6 +81,9 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// dynamic type is then read from the object itself (see ``dynamicType(of:)``), and a cache keeps the
     /// instance itself (see ``cached(_:)``).
     let isClassService: Bool
+    /// 0, or a retained ``DisposalMaker`` for the first dynamic type found to be `Disposable` or `AsyncDisposable`,
+    /// written once (a compare-exchange) and released by `deinit`.
+    let disposalMakerWord: AtomicWord
     /// 1 once a transient registration's first instance was found not `Disposable`; 0 before (and forever
     /// if it was). Read and written atomically: a stale 0 only costs a check.
     @usableFromInline let transientCheck: AtomicWord
@@ -109,10 +112,16 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         self.index = index
         self.registry = registry
         self.factory = factory
-        (self.rootWord, self.wordBlock) = registry.takeWords(4, locked)
+        (self.rootWord, self.wordBlock) = registry.takeWords(5, locked)
         self.disposableCheck = rootWord.advanced(by: 1)
         self.transientCheck = rootWord.advanced(by: 2)
         self.boxTypeWord = rootWord.advanced(by: 3)
+        self.disposalMakerWord = rootWord.advanced(by: 4)
+    }
+
+    deinit {
+        // Nobody else holds the registration, so nobody reads the word.
+        if let maker = disposalMakerWord.loadPointer() { Unmanaged<DisposalMaker<Service>>.fromOpaque(maker).release() }
     }
 
     /// The registration's key, or nil.

@@ -157,7 +157,7 @@ final class Registry: @unchecked Sendable {
     /// words to 256, so that a small container takes little, and a large one a block per 64 registrations.
     func takeWords(_ count: Int, _ locked: borrowing Locked) -> (words: AtomicWord, block: WordBlock) {
         if let block = wordBlock, let words = block.take(count) { return (words, block) }
-        let block = WordBlock(capacity: wordBlock.map { Swift.min($0.capacity * 2, 256) } ?? 16, taking: count)
+        let block = WordBlock(capacity: wordBlock.map { Swift.min($0.capacity * 2, 1024) } ?? 16, taking: count)
         wordBlock = block
         return (block.first, block)
     }
