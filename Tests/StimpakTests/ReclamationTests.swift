@@ -111,20 +111,11 @@ import Darwin
         let fromSibling = Hold()
         container.register(Foo.self, key: HoldingKey(id: 1, hold: fromRoot)) { Foo() }
         // Another id: equal keys share one box, whose `==` is the first registered key's.
-        container.register(Person.self, key: HoldingKey(id: 2, hold: fromSibling)) { Person("Ada", "Lovelace") }
+        container.register(Foo.self, key: HoldingKey(id: 2, hold: fromSibling)) { Foo() }
         container.register(Foo.self, reuse: .inScope, key: "scoped") { Foo() }
         let sibling = container.openScope("sibling")
-        // Held from the root (resolving `Foo`) and from the sibling (resolving `Person`).
         let rootReader = Self.holdReader(in: container, hold: fromRoot)
-        let personKey = HoldingKey(id: 2, hold: fromSibling)
-        #expect(sibling.resolve(Person.self, key: personKey) != nil)
-        fromSibling.armed.value = true
-        let siblingReader = Signal()
-        detach {
-            _ = sibling.resolve(Person.self, key: personKey)
-            siblingReader.fire()
-        }
-        #expect(fromSibling.inside.wait(), "the sibling's reader is inside its section")
+        let siblingReader = Self.holdReader(in: sibling, hold: fromSibling, id: 2)
 
         let request = container.openScope("request")
         weak let instance = request.resolve(Foo.self, key: "scoped")
