@@ -65,10 +65,10 @@ static inline uintptr_t *_Nonnull stimpak_detach_words_address(void) {
 // bounds are unknown; the highest address while the thread has no context, and so no path to push on), how
 // many sections are open inside the outermost one (a key's `==` or `hash` runs inside a section and may
 // resolve), whether the context holds `.graph` instances (cleared when the outermost resolution ends), and
-// the address of the scope the open section's resolve started from (its origin: it reads that scope's words,
-// its ancestors' and the registry's, and no other scope's), or `STIMPAK_ANY_ORIGIN` once a section nested in
-// it started (it may read any scope's): a writer that retires what only one scope's resolves can reach reads
-// it after the counter (see `stimpak_section_enter`).
+// the address of the scope the open section's resolve started from (its origin: it reads that scope's words and
+// table, the registrations' words and the registry's table, and no other scope's), or `STIMPAK_ANY_ORIGIN` once a
+// section nested in it started (it may read any scope's): a writer that retires what only one scope's resolves
+// can reach reads it after the counter (see `stimpak_section_enter`).
 // The first eight words are a cache line, so that two threads' counters don't share one. The ninth, on a line
 // of its own, says whether the thread scans the registered threads' list without the lock (Reclamation.swift):
 // 0 while the thread is not registered, 2 while it is and does not scan, 3 while it scans; only this thread
