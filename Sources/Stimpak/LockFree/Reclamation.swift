@@ -19,7 +19,8 @@ import CStimpakAtomics
 //   while the scan is marked, and what leaves the list is freed only once no scan that may have read it is
 //   marked). Otherwise, under the threads' lock, it appends what it retires to the current bag. A child scope's
 //   disposal (one scope, no open child) counts only the sections started from that scope, the only ones that
-//   read its table (see `stimpak_section_enter`, ARCHITECTURE.md): readers elsewhere never hold it back.
+//   read its table (see `stimpak_section_enter`, ARCHITECTURE.md): readers elsewhere never hold it back; and
+//   none, without a scan, when no thread but the disposing one has read that table (`Scope.soleReaderWord`).
 // - grace period: the current bag is sealed, with the odd counters seen then (the readers inside a section),
 //   when no other bag is sealed or once it holds `sealingSize` retires; a bag's grace period is over once each
 //   thread it recorded has moved its counter on (left that section) or exited. A retire releases the sealed
@@ -81,8 +82,7 @@ enum Reclamation {
         let origin = detached.origin
         guard origin != unreadOrigin, isAnyReaderInside(from: origin) else {
             _ = consume detached
-            let words = shared.words
-            if words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() != 0 { collect() }
+            if retiresWait() { collect() }
             return
         }
         retireLater(detached.garbage(), registrations: [])
@@ -109,9 +109,14 @@ enum Reclamation {
     /// the threads' lock (a disposal on every request takes no lock of this module's besides the container's).
     @inline(__always)
     private static func isQuiescent() -> Bool {
+        !retiresWait() && !isAnyReaderInside()
+    }
+
+    /// Whether bags or registrations wait to be released, or retires wait on ``Words/incoming``.
+    @inline(__always)
+    private static func retiresWait() -> Bool {
         let words = shared.words
-        guard words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() == 0 else { return false }
-        return !isAnyReaderInside()
+        return words.advanced(by: Words.busy).load() | words.advanced(by: Words.incoming).load() != 0
     }
 
     /// Whether a registered thread is inside a read section now, read without the threads' lock. Any thread,
