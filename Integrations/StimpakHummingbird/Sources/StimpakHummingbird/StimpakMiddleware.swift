@@ -1,6 +1,7 @@
 public import Hummingbird
 public import Logging
 public import Stimpak
+public import StimpakServer
 
 /// Opens an anonymous Stimpak scope for each request, below the container (or a scope of your own), binds it as
 /// the current scope for the handler, and disposes it, awaiting its asynchronous hooks, once the response has
@@ -26,7 +27,7 @@ public struct StimpakMiddleware<Context: StimpakRequestContext>: RouterMiddlewar
     public let parent: Scope
     /// Whether a resolution error's message goes into the response (in development) or only into the log.
     public let showsErrorDetails: Bool
-    let afterDisposal: (@Sendable (Scope) -> Void)?
+    let record: RequestScopeRecord?
 
     /// A middleware whose request scopes are children of `container`'s root.
     /// - Parameters:
@@ -42,11 +43,12 @@ public struct StimpakMiddleware<Context: StimpakRequestContext>: RouterMiddlewar
     /// - Parameters:
     ///   - parent: The scope to open the request scopes from.
     ///   - showsErrorDetails: Whether a ``Stimpak/ResolutionError``'s message goes into the 500 response.
-    ///   - afterDisposal: Called with each request scope once it is disposed (the testing helpers check it).
-    public init(parent: Scope, showsErrorDetails: Bool = false, afterDisposal: (@Sendable (Scope) -> Void)? = nil) {
+    ///   - record: Where each request scope's disposal is recorded as it begins and as it ends (the testing
+    ///     helpers check it).
+    public init(parent: Scope, showsErrorDetails: Bool = false, record: RequestScopeRecord? = nil) {
         self.parent = parent
         self.showsErrorDetails = showsErrorDetails
-        self.afterDisposal = afterDisposal
+        self.record = record
     }
 
     /// Runs the rest of the chain in a new request scope, and disposes the scope once the response is
@@ -69,16 +71,16 @@ public struct StimpakMiddleware<Context: StimpakRequestContext>: RouterMiddlewar
         do {
             response = try await scope.withCurrent { try await next(request, context) }
         } catch {
-            await RequestScopeDisposal.dispose(scope, logger: logger, then: afterDisposal)
+            await RequestScopes.dispose(scope, logger: logger, record: record)
             throw httpError(for: error, logger: logger)
         }
         guard response.body.isWrittenLater else {
-            await RequestScopeDisposal.dispose(scope, logger: logger, then: afterDisposal)
+            await RequestScopes.dispose(scope, logger: logger, record: record)
             return response
         }
         // The body is written after this returns, and may use the scope's instances: the scope is disposed
         // once it has been written, or when the response is dropped unwritten.
-        let disposal = RequestScopeDisposal(scope: scope, logger: logger, afterDisposal: afterDisposal)
+        let disposal = RequestScopeDisposal(scope: scope, logger: logger, record: record)
         let body = response.body
         response.body = ResponseBody(contentLength: body.contentLength) { writer in
             do {

@@ -2,7 +2,6 @@ import Hummingbird
 public import Stimpak
 public import StimpakHummingbird
 public import StimpakServer
-import Synchronization
 
 /// A test's own scope between the container and its requests: it holds the test's fakes, the requests'
 /// scopes open below it, and it checks afterwards that none is left open and no instance outlives its scope.
@@ -26,8 +25,8 @@ public final class StimpakTestScope: Sendable {
     public let container: Container
     /// The test's scope: the parent of every request scope the test's middleware opens.
     public let scope: Scope
-    /// The request scopes disposed so far.
-    private let disposed = Mutex<[Scope]>([])
+    /// The request scopes whose disposal began, and those whose disposal ended.
+    private let record = RequestScopeRecord()
 
     /// Opens a test scope below `container` and installs `modules` into it.
     /// - Parameters:
@@ -46,13 +45,11 @@ public final class StimpakTestScope: Sendable {
     public func middleware<Context: StimpakRequestContext>(
         context: Context.Type = Context.self, showsErrorDetails: Bool = true
     ) -> StimpakMiddleware<Context> {
-        StimpakMiddleware(parent: scope, showsErrorDetails: showsErrorDetails) { scope in
-            self.disposed.withLock { $0.append(scope) }
-        }
+        StimpakMiddleware(parent: scope, showsErrorDetails: showsErrorDetails, record: record)
     }
 
     /// How many request scopes have been disposed.
-    public var disposedRequestCount: Int { disposed.withLock(\.count) }
+    public var disposedRequestCount: Int { record.disposedCount }
 
     /// How many request scopes are open below the test's scope.
     public var openRequestCount: Int { scope.openScopeCount }
@@ -67,7 +64,7 @@ public final class StimpakTestScope: Sendable {
     ///   instances to be released.
     /// - Throws: ``LeakReport``.
     public func requireNoLeaks(timeout: Duration = .seconds(5)) async throws(LeakReport) {
-        try await LeakReport.check(openBelow: scope, disposed: { self.disposed.withLock { $0 } }, timeout: timeout)
+        try await LeakReport.check(openBelow: scope, record: record, timeout: timeout)
     }
 
     /// Makes every registration in a copy of the container with a request's values provided, as a request

@@ -9,6 +9,7 @@ import Stimpak
 import StimpakHummingbird
 import StimpakHummingbirdExampleApp
 import StimpakHummingbirdTesting
+import StimpakServer
 import Synchronization
 import Testing
 
@@ -216,5 +217,36 @@ import Testing
         await #expect(throws: LeakReport.self) { try await test.requireNoLeaks(timeout: .milliseconds(10)) }
         await open.dispose()
         try await test.requireNoLeaks()
+    }
+
+    @Test("requireNoLeaks waits for a request scope's disposal under way, and names the scope when it does not end")
+    func disposalUnderWay() async throws {
+        final class Slow: AsyncDisposable {
+            let release: AsyncStream<Void>
+            init(release: AsyncStream<Void>) { self.release = release }
+            func dispose() async {
+                for await _ in release { return }
+            }
+        }
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let container = Container()
+        container.register(Slow.self, reuse: .inScope) { Slow(release: release) }
+        let test = container.openScope()
+        let request = test.openScope()
+        _ = try await request.require(Slow.self)
+        let record = RequestScopeRecord()
+        let disposal = Task { await RequestScopes.dispose(request, logger: Logger(label: "test"), record: record) }
+        #expect(try await eventually { record.disposing.count == 1 })
+        do {
+            try await LeakReport.check(openBelow: test, record: record, timeout: .milliseconds(50))
+            Issue.record("the check passed while the request scope's disposal was under way")
+        } catch {
+            #expect(error.openScopes == ["\(request.key!) (being disposed)"])
+        }
+        releasing.yield()
+        try await LeakReport.check(openBelow: test, record: record, timeout: .seconds(5))
+        #expect(record.disposedCount == 1)
+        #expect(record.disposing.isEmpty)
+        await disposal.value
     }
 }

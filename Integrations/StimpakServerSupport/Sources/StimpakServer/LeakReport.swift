@@ -27,29 +27,36 @@ public struct LeakReport: Error, CustomStringConvertible {
 }
 
 extension LeakReport {
-    /// Waits up to `timeout` for the request scopes open below `parent` to be disposed and for the instances of
-    /// the `disposed` scopes to be released, then throws what is left: the check behind the testing helpers'
-    /// `requireNoLeaks(timeout:)`.
+    /// Waits up to `timeout` for the request scopes open below `parent` to be disposed, for the disposals under
+    /// way to end and for the instances of the scopes disposed to be released, then throws what is left: the
+    /// check behind the testing helpers' `requireNoLeaks(timeout:)`.
     ///
-    /// Both can lag a response on the wire: a streamed body's scope is disposed once the framework is done with
-    /// the body, and a session that the body's closure captured is released when the framework releases the
-    /// response, which can be after the scope's disposal. A leak is what is still there at the deadline.
+    /// All three can lag a response on the wire: a streamed body's scope is disposed once the framework is done
+    /// with the body, and a session that the body's closure captured is released when the framework releases
+    /// the response, which can be after the scope's disposal. A leak is what is still there at the deadline.
     /// - Parameters:
     ///   - parent: The test's scope, whose children are the request scopes.
-    ///   - disposed: The request scopes disposed so far.
+    ///   - record: The request scopes whose disposal began, and those whose disposal ended.
     ///   - timeout: How long to wait.
     /// - Throws: ``LeakReport`` naming the scopes still open and the instances still alive.
     public static func check(
-        openBelow parent: Scope, disposed: @Sendable () -> [Scope], timeout: Duration
+        openBelow parent: Scope, record: RequestScopeRecord, timeout: Duration
     ) async throws(LeakReport) {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while true {
-            let open = parent.openScopes.map { "\($0.key.map { "\($0)" } ?? "?")" }
-            let survivors = disposed().flatMap(\.survivors).map(\.description)
+            // In this order: a scope leaves `parent` after its disposal began, and joins `disposed` after it
+            // leaves `disposing`, so each scope is in one of the three when read.
+            let open = parent.openScopes.map(\.name) + record.disposing.map { "\($0.name) (being disposed)" }
+            let survivors = record.disposed.flatMap(\.survivors).map(\.description)
             if open.isEmpty && survivors.isEmpty { return }
             guard clock.now < deadline else { throw LeakReport(openScopes: open, survivors: survivors) }
             try? await Task.sleep(for: .milliseconds(2))
         }
     }
+}
+
+extension Scope {
+    /// The scope's key in a report, or "?" for an anonymous scope.
+    fileprivate var name: String { key.map { "\($0)" } ?? "?" }
 }

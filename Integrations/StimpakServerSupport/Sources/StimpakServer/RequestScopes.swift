@@ -9,7 +9,10 @@ public enum RequestScopes {
     /// - Parameters:
     ///   - scope: The request's scope.
     ///   - logger: The request's logger.
-    public static func dispose(_ scope: Scope, logger: Logger) async {
+    ///   - record: Where a testing helper follows the disposal, from its start to its end.
+    public static func dispose(_ scope: Scope, logger: Logger, record: RequestScopeRecord? = nil) async {
+        record?.disposalBegan(scope)
+        defer { record?.disposalEnded(scope) }
         let failures: [DisposalFailure]
         if Task.isCancelled {
             failures = await Task { await scope.dispose() }.value

@@ -1,4 +1,5 @@
 public import Stimpak
+package import StimpakServer
 public import Vapor
 
 extension Application {
@@ -58,12 +59,12 @@ extension Application {
             application.lifecycle.use(StimpakLifecycleHandler(container: container, validates: validatesAtBoot))
         }
 
-        /// Opens the request scopes below `parent`, and calls `afterDisposal` with each once it is disposed.
-        package func openRequestScopes(below parent: Scope, afterDisposal: (@Sendable (Scope) -> Void)?) -> Bool {
+        /// Opens the request scopes below `parent`, and records each one's disposal in `record`.
+        package func openRequestScopes(below parent: Scope, record: RequestScopeRecord?) -> Bool {
             guard let settings = application.storage[Key.self] else { return false }
             settings.update {
                 $0.parent = parent
-                $0.afterDisposal = afterDisposal
+                $0.record = record
             }
             return true
         }

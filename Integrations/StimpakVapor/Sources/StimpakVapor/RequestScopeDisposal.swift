@@ -1,6 +1,6 @@
 import Logging
 import Stimpak
-import StimpakServer
+internal import StimpakServer
 import Vapor
 
 /// The disposal of a request scope whose response body is written after the handler returned: run when
@@ -13,27 +13,19 @@ final class RequestScopeDisposal: Sendable {
 
     let slot: RequestScopeSlot
     let logger: Logger
-    let afterDisposal: (@Sendable (Scope) -> Void)?
+    let record: RequestScopeRecord?
 
-    init(slot: RequestScopeSlot, logger: Logger, afterDisposal: (@Sendable (Scope) -> Void)?) {
+    init(slot: RequestScopeSlot, logger: Logger, record: RequestScopeRecord?) {
         self.slot = slot
         self.logger = logger
-        self.afterDisposal = afterDisposal
+        self.record = record
     }
 
     /// The response is released: its body can no longer be written, so its scope is disposed, in a task of
     /// its own (a deinit cannot await).
     deinit {
         guard let scope = slot.close() else { return }
-        let (logger, afterDisposal) = (self.logger, self.afterDisposal)
-        Task { await Self.dispose(scope, logger: logger, then: afterDisposal) }
-    }
-
-    /// Disposes `scope` with ``RequestScopes/dispose(_:logger:)`` (its asynchronous hooks awaited, even when
-    /// the request's task is cancelled; each failure logged at error level with the request id), then calls
-    /// `afterDisposal`.
-    static func dispose(_ scope: Scope, logger: Logger, then afterDisposal: (@Sendable (Scope) -> Void)?) async {
-        await RequestScopes.dispose(scope, logger: logger)
-        afterDisposal?(scope)
+        let (logger, record) = (self.logger, self.record)
+        Task { await RequestScopes.dispose(scope, logger: logger, record: record) }
     }
 }

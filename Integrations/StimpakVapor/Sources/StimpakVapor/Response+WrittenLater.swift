@@ -1,5 +1,5 @@
 @_spi(Reflection) import Swift
-import StimpakServer
+internal import StimpakServer
 import Vapor
 
 extension Response.Body {

@@ -1,5 +1,6 @@
 import Logging
 public import Stimpak
+internal import StimpakServer
 import Synchronization
 public import Vapor
 
@@ -72,7 +73,7 @@ public struct StimpakMiddleware: AsyncMiddleware {
             }
         } catch {
             if let scope = slot.close() {
-                await RequestScopeDisposal.dispose(scope, logger: logger, then: current.afterDisposal)
+                await RequestScopes.dispose(scope, logger: logger, record: current.record)
             }
             throw abortError(for: error, request: request, showsDetails: current.showsErrorDetails)
         }
@@ -80,9 +81,9 @@ public struct StimpakMiddleware: AsyncMiddleware {
             // The body is written after this returns, and may use the scope's instances: the scope is
             // disposed when Vapor releases the response, once written or dropped.
             response.storage[RequestScopeDisposal.Key.self] = RequestScopeDisposal(
-                slot: slot, logger: logger, afterDisposal: current.afterDisposal)
+                slot: slot, logger: logger, record: current.record)
         } else if let scope = slot.close() {
-            await RequestScopeDisposal.dispose(scope, logger: logger, then: current.afterDisposal)
+            await RequestScopes.dispose(scope, logger: logger, record: current.record)
         }
         return response
     }
@@ -110,8 +111,9 @@ final class StimpakSettings: Sendable {
         var parent: Scope
         var showsErrorDetails: Bool
         var bindsCurrentScope: Bool
-        /// Called with each request scope once it is disposed (the testing helpers count them).
-        var afterDisposal: (@Sendable (Scope) -> Void)?
+        /// Where each request scope's disposal is recorded as it begins and as it ends (the testing helpers
+        /// check it).
+        var record: RequestScopeRecord?
     }
 
     private let state: Mutex<Current>

@@ -1,7 +1,6 @@
 public import Stimpak
 public import StimpakServer
 import StimpakVapor
-import Synchronization
 public import Vapor
 
 /// A test's own scope between the app's container and its requests: it holds the test's fakes, the
@@ -25,8 +24,8 @@ public final class StimpakTestScope: Sendable {
     /// The test's scope: the parent of every request scope the app opens from now on.
     public let scope: Scope
     let application: Application
-    /// The request scopes disposed so far.
-    private let disposed = DisposedScopes()
+    /// The request scopes whose disposal began, and those whose disposal ended.
+    private let record = RequestScopeRecord()
 
     /// Opens a test scope below the app's container, installs `modules` into it, and makes the app open its
     /// request scopes below it.
@@ -41,14 +40,11 @@ public final class StimpakTestScope: Sendable {
         container.tracksInstances = true
         scope = container.openScope()
         scope.install(modules)
-        let disposed = self.disposed
-        _ = application.stimpak.openRequestScopes(below: scope) { scope in
-            disposed.scopes.withLock { $0.append(scope) }
-        }
+        _ = application.stimpak.openRequestScopes(below: scope, record: record)
     }
 
     /// How many request scopes have been disposed.
-    public var disposedRequestCount: Int { disposed.scopes.withLock(\.count) }
+    public var disposedRequestCount: Int { record.disposedCount }
 
     /// How many request scopes are open below the test's scope.
     public var openRequestCount: Int { scope.openScopeCount }
@@ -63,9 +59,7 @@ public final class StimpakTestScope: Sendable {
     ///   instances to be released.
     /// - Throws: ``LeakReport``.
     public func requireNoLeaks(timeout: Duration = .seconds(5)) async throws(LeakReport) {
-        let disposed = self.disposed
-        try await LeakReport.check(
-            openBelow: scope, disposed: { disposed.scopes.withLock { $0 } }, timeout: timeout)
+        try await LeakReport.check(openBelow: scope, record: record, timeout: timeout)
     }
 
     /// Makes every registration in a copy of the container with a request's values provided, as a request
@@ -78,11 +72,6 @@ public final class StimpakTestScope: Sendable {
         await request.dispose()
         return report
     }
-}
-
-/// The request scopes disposed so far: shared with the app's settings, which outlive no test scope's checks.
-private final class DisposedScopes: Sendable {
-    let scopes = Mutex<[Scope]>([])
 }
 
 /// ``StimpakTestScope`` made for an app that has no container: `app.stimpak.use(container)` is missing.
