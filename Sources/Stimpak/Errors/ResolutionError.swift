@@ -3,8 +3,8 @@
 /// `require` throws it; `resolve` returns nil in the same cases. Nothing in it is formatted until
 /// ``description`` is read, so a failed `resolve` costs no string building.
 public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertible {
-    // Unchecked only for `scopeKey`, an `AnyHashable`: see ``ServiceKey``. Every stored property is a `let`
-    // or written only while the error is still local to the thread that made it.
+    // Unchecked for `scopeKey`, an `AnyHashable` (see ``ServiceKey``), and for ``Fields``, which an error writes
+    // only while it is still local to the thread that made it, after copying them if another error shares them.
 
     /// The kind of failure. New codes may be added without breaking the API.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -87,66 +87,202 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     /// secondary threads and dispatch queues) never overflows, in debug builds either.
     public static let maximumDepth = 128
 
+    /// Every field of the error, in one object: a `ResolutionError` is one reference, so a thrown error is
+    /// returned in a register and a copy is a retain. Copied on write, and written only while the error is
+    /// still local to the thread that made it, so no access needs the runtime's exclusivity check.
+    @usableFromInline
+    final class Fields {
+        @exclusivity(unchecked) @usableFromInline var code: Code
+        @exclusivity(unchecked) @usableFromInline var requested: ServiceKey
+        @exclusivity(unchecked) @usableFromInline var path: [ServiceKey]
+        @exclusivity(unchecked) @usableFromInline var registeredAlternatives: [ServiceKey]
+        @exclusivity(unchecked) @usableFromInline var underlyingError: (any Error)? = nil
+        @exclusivity(unchecked) @usableFromInline var scopeKey: AnyHashable? = nil
+        @exclusivity(unchecked) @usableFromInline var creatorWaitingFor: ServiceKey? = nil
+        @exclusivity(unchecked) @usableFromInline var waitLimit: WaitLimit? = nil
+        @exclusivity(unchecked) @usableFromInline var isTaskWait: Bool = false
+        @exclusivity(unchecked) @usableFromInline var reuse: Reuse? = nil
+        @exclusivity(unchecked) @usableFromInline var captor: ServiceKey? = nil
+        @exclusivity(unchecked) @usableFromInline var captorReuse: Reuse? = nil
+        @exclusivity(unchecked) @usableFromInline var isProvidedElsewhere: Bool = false
+        @exclusivity(unchecked) @usableFromInline var isRegisteredElsewhere: Bool = false
+        @exclusivity(unchecked) @usableFromInline var isAwaitableHere: Bool = false
+        @exclusivity(unchecked) @usableFromInline var handsOverPlace: Bool = false
+        @exclusivity(unchecked) @usableFromInline var isMainActor: Bool = false
+        @exclusivity(unchecked) @usableFromInline var synchronousUse: String? = nil
+        @exclusivity(unchecked) @usableFromInline var awaitingCallback: AwaitingCallback? = nil
+        @exclusivity(unchecked) @usableFromInline var isWeakReference: Bool = false
+        @exclusivity(unchecked) @usableFromInline var resolvedFromRoot: Bool = false
+        @exclusivity(unchecked) @usableFromInline var searchedScopeKeys: [AnyHashable?] = []
+        @exclusivity(unchecked) @usableFromInline var fileID: String = ""
+        @exclusivity(unchecked) @usableFromInline var line: Int = 0
+
+        init(code: Code, requested: ServiceKey, path: [ServiceKey], underlyingError: (any Error)?, scopeKey: AnyHashable?) {
+            self.code = code
+            self.requested = requested
+            self.path = path
+            self.registeredAlternatives = []
+            self.underlyingError = underlyingError
+            self.scopeKey = scopeKey
+        }
+
+        /// A copy of `other`, for a write to an error that shares its fields.
+        init(copying other: Fields) {
+            code = other.code
+            requested = other.requested
+            path = other.path
+            registeredAlternatives = other.registeredAlternatives
+            underlyingError = other.underlyingError
+            scopeKey = other.scopeKey
+            creatorWaitingFor = other.creatorWaitingFor
+            waitLimit = other.waitLimit
+            isTaskWait = other.isTaskWait
+            reuse = other.reuse
+            captor = other.captor
+            captorReuse = other.captorReuse
+            isProvidedElsewhere = other.isProvidedElsewhere
+            isRegisteredElsewhere = other.isRegisteredElsewhere
+            isAwaitableHere = other.isAwaitableHere
+            handsOverPlace = other.handsOverPlace
+            isMainActor = other.isMainActor
+            synchronousUse = other.synchronousUse
+            awaitingCallback = other.awaitingCallback
+            isWeakReference = other.isWeakReference
+            resolvedFromRoot = other.resolvedFromRoot
+            searchedScopeKeys = other.searchedScopeKeys
+            fileID = other.fileID
+            line = other.line
+        }
+    }
+
+    @usableFromInline var fields: Fields
+
+    /// The fields, to write: copied first when another error shares them.
+    private mutating func writableFields() -> Fields {
+        if !isKnownUniquelyReferenced(&fields) { fields = Fields(copying: fields) }
+        return fields
+    }
+
     /// What went wrong.
-    public let code: Code
+    @inlinable public var code: Code { fields.code }
     /// What was asked for: service type, arguments type and key.
-    public let requested: ServiceKey
+    @inlinable public var requested: ServiceKey { fields.requested }
     /// The resolution path, outermost first, ending with the registration that failed.
     ///
     /// For a cycle it ends where it started: `A → B → A`.
-    public internal(set) var path: [ServiceKey]
+    public internal(set) var path: [ServiceKey] {
+        @inlinable get { fields.path }
+        set { writableFields().path = newValue }
+    }
     /// For ``Code/notRegistered``: what is registered for the same service type under other keys or arguments.
-    public internal(set) var registeredAlternatives: [ServiceKey]
+    public internal(set) var registeredAlternatives: [ServiceKey] {
+        @inlinable get { fields.registeredAlternatives }
+        set { writableFields().registeredAlternatives = newValue }
+    }
     /// For ``Code/factoryFailed``: the error the factory threw.
-    public let underlyingError: (any Error)?
+    @inlinable public var underlyingError: (any Error)? { fields.underlyingError }
     /// For ``Code/scopeDisposed``: the key of the disposed scope (nil for the container's root scope).
-    public let scopeKey: AnyHashable?
+    @inlinable public var scopeKey: AnyHashable? { fields.scopeKey }
     /// For ``Code/waitTimedOut``: what the thread making the instance was itself waiting for, when it was
     /// waiting for another thread's creation; nil when it was running a factory or callback.
-    public internal(set) var creatorWaitingFor: ServiceKey?
+    public internal(set) var creatorWaitingFor: ServiceKey? {
+        @inlinable get { fields.creatorWaitingFor }
+        set { writableFields().creatorWaitingFor = newValue }
+    }
     /// For ``Code/waitTimedOut``: the limit that expired.
-    public internal(set) var waitLimit: WaitLimit?
+    public internal(set) var waitLimit: WaitLimit? {
+        @inlinable get { fields.waitLimit }
+        set { writableFields().waitLimit = newValue }
+    }
     /// For ``Code/waitTimedOut``: an `await` resolve waited for an `async` creation (a task's), not a thread.
-    var isTaskWait = false
+    var isTaskWait: Bool {
+        get { fields.isTaskWait }
+        set { writableFields().isTaskWait = newValue }
+    }
     /// For ``Code/noMatchingScope`` and ``Code/captiveDependency``: the requested registration's reuse; for
     /// ``Code/dependencyCycle``, the reuse of the registration the cycle met again, when it is known.
-    public internal(set) var reuse: Reuse?
+    public internal(set) var reuse: Reuse? {
+        @inlinable get { fields.reuse }
+        set { writableFields().reuse = newValue }
+    }
     /// For ``Code/captiveDependency``: the long-lived registration that would capture the service.
-    public internal(set) var captor: ServiceKey?
+    public internal(set) var captor: ServiceKey? {
+        @inlinable get { fields.captor }
+        set { writableFields().captor = newValue }
+    }
     /// For ``Code/captiveDependency``: the captor's reuse.
-    public internal(set) var captorReuse: Reuse?
+    public internal(set) var captorReuse: Reuse? {
+        @inlinable get { fields.captorReuse }
+        set { writableFields().captorReuse = newValue }
+    }
     /// For ``Code/notRegistered``: a value of the service was put into some scope with `provide`, one that
     /// the resolving scope does not see.
-    var isProvidedElsewhere = false
+    var isProvidedElsewhere: Bool {
+        get { fields.isProvidedElsewhere }
+        set { writableFields().isProvidedElsewhere = newValue }
+    }
     /// For ``Code/notRegistered``: some scope has a registration of it (`scope.register`), one that the
     /// resolving scope does not see.
-    var isRegisteredElsewhere = false
+    var isRegisteredElsewhere: Bool {
+        get { fields.isRegisteredElsewhere }
+        set { writableFields().isRegisteredElsewhere = newValue }
+    }
     /// For ``Code/requiresAwait``: thrown for the resolve itself, not from inside a synchronous factory, so an
     /// `async` resolve may go on and await the creation.
-    @usableFromInline var isAwaitableHere = false
+    @usableFromInline var isAwaitableHere: Bool {
+        @inlinable get { fields.isAwaitableHere }
+        set { writableFields().isAwaitableHere = newValue }
+    }
+    /// For an awaitable ``Code/requiresAwait``: the synchronous attempt found the empty slot of an `async` factory
+    /// and handed it to the `async` resolve in the thread's context (``ResolutionContext/handOver(_:)``).
+    @usableFromInline var handsOverPlace: Bool {
+        @inlinable get { fields.handsOverPlace }
+        set { writableFields().handsOverPlace = newValue }
+    }
     /// For ``Code/requiresAwait``: the factory runs on the main actor (and this was another thread).
-    var isMainActor = false
+    var isMainActor: Bool {
+        get { fields.isMainActor }
+        set { writableFields().isMainActor = newValue }
+    }
     /// For ``Code/requiresAwait``: the property wrapper (`@Injected`) or the reference (`Lazy<Feed>`) that
     /// resolves the service synchronously, whatever its owner's factory is; nil for a factory's own resolve.
-    var synchronousUse: String?
+    var synchronousUse: String? {
+        get { fields.synchronousUse }
+        set { writableFields().synchronousUse = newValue }
+    }
     /// For an awaitable ``Code/requiresAwait``: the instance is made and cached, and its `resolved` callback
     /// waits for an instance only an `await` can get, which the `async` resolve awaits before running it again.
-    @usableFromInline var awaitingCallback: AwaitingCallback?
-    /// For an awaitable ``Code/requiresAwait``: the empty slot the synchronous attempt found for an `async`
-    /// factory, where the `async` resolve goes on.
-    @usableFromInline var awaitablePlace: AwaitablePlace?
+    @usableFromInline var awaitingCallback: AwaitingCallback? {
+        @inlinable get { fields.awaitingCallback }
+        set { writableFields().awaitingCallback = newValue }
+    }
     /// For ``Code/weakValueType``: a ``WeakReference`` (or ``WeakInjected``) resolved a value, not a `.weak`
     /// registration.
-    var isWeakReference = false
+    var isWeakReference: Bool {
+        get { fields.isWeakReference }
+        set { writableFields().isWeakReference = newValue }
+    }
     /// For ``Code/notRegistered``: it was resolved from the container's root scope.
-    var resolvedFromRoot = false
+    var resolvedFromRoot: Bool {
+        get { fields.resolvedFromRoot }
+        set { writableFields().resolvedFromRoot = newValue }
+    }
     /// For ``Code/noMatchingScope``: the keys of the scopes searched, from the resolving one to the root
     /// (nil for the root).
-    public internal(set) var searchedScopeKeys: [AnyHashable?] = []
+    public internal(set) var searchedScopeKeys: [AnyHashable?] {
+        @inlinable get { fields.searchedScopeKeys }
+        set { writableFields().searchedScopeKeys = newValue }
+    }
     /// The file of the `require` call that failed.
-    public internal(set) var fileID: String = ""
+    public internal(set) var fileID: String {
+        @inlinable get { fields.fileID }
+        set { writableFields().fileID = newValue }
+    }
     /// The line of the `require` call that failed.
-    public internal(set) var line: Int = 0
+    public internal(set) var line: Int {
+        @inlinable get { fields.line }
+        set { writableFields().line = newValue }
+    }
 
     init(
         _ code: Code,
@@ -155,12 +291,8 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         underlyingError: (any Error)? = nil,
         scopeKey: AnyHashable? = nil
     ) {
-        self.code = code
-        self.requested = requested
-        self.path = path
-        self.registeredAlternatives = []
-        self.underlyingError = underlyingError
-        self.scopeKey = scopeKey
+        fields = Fields(
+            code: code, requested: requested, path: path, underlyingError: underlyingError, scopeKey: scopeKey)
     }
 
     /// The resolution path as text, `A → B → A`. A long one (a runaway recursion) shows its start, how many

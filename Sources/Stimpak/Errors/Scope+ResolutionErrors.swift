@@ -59,11 +59,9 @@ extension Scope {
     func requiresAwait<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, at place: CachePlace, generation: Int
     ) -> ResolutionError {
-        var error = requiresAwait(resolver)
-        if error.isAwaitableHere, ResolutionContext.servesAwait {
-            error.awaitablePlace = AwaitablePlace(registration: resolver, place: place, generation: generation)
-        }
-        return error
+        guard ResolutionContext.servesAwait else { return requiresAwait(resolver) }
+        return ResolutionContext.current.handOver(
+            AwaitablePlace(registration: resolver, place: place, generation: generation))
     }
 
     /// The error for a `.scopedTo` registration resolved where no scope matches, naming the scopes searched.

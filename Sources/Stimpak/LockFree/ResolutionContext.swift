@@ -42,6 +42,19 @@ final class ResolutionContext {
     /// Whether an observer's callback runs on this thread: what it resolves, creates or disposes is not
     /// observed in turn, so an observer that resolves cannot recurse; only this thread touches it.
     @exclusivity(unchecked) private(set) var isNotifying = false
+    /// The empty slot of an `async` factory that an `await` resolve's synchronous attempt found, handed to that
+    /// resolve with ``handedToAwait``, which takes it as soon as the attempt returns (``takeHandedPlace()``);
+    /// only this thread touches it.
+    @exclusivity(unchecked) private var handedPlace: AwaitablePlace?
+    /// The `requiresAwait` that hands ``handedPlace`` over: the same error every time, made once per thread, so
+    /// that an `async` creation allocates no error. No one but the `await` resolve whose attempt threw it sees
+    /// it (an observer is not told of an awaitable `requiresAwait`), so it names no service.
+    private(set) lazy var handedToAwait: ResolutionError = {
+        var error = ResolutionError(.requiresAwait, requested: ServiceKey(service: Never.self))
+        error.isAwaitableHere = true
+        error.handsOverPlace = true
+        return error
+    }()
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
@@ -219,6 +232,22 @@ final class ResolutionContext {
     static var servesAwait: Bool {
         let state = stimpak_thread_get()
         return state.pointee.serves_await != 0 && state.pointee.depth == 0
+    }
+
+    /// Hands `place` to the `await` resolve whose synchronous attempt runs on this thread (``servesAwait``), and
+    /// returns the error that the attempt throws for it.
+    func handOver(_ place: AwaitablePlace) -> ResolutionError {
+        handedPlace = place
+        return handedToAwait
+    }
+
+    /// The place that the synchronous attempt just ended on this thread handed over with ``handedToAwait`` (the
+    /// caller checks ``ResolutionError/handsOverPlace``, so that a place is never taken by another resolve than
+    /// the one it was found for); nil from then on.
+    @usableFromInline
+    static func takeHandedPlace() -> AwaitablePlace? {
+        guard let pointer = stimpak_thread_get().pointee.context else { return nil }
+        return Unmanaged<ResolutionContext>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.handedPlace.take() }
     }
 
     // MARK: The object graph

@@ -16,7 +16,7 @@ extension Scope {
             return try resolveInstanceNotInlined(Service.self, arguments, key: key)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
-            (awaiting, place) = Self.awaitableParts(of: error)
+            (awaiting, place) = (error.awaitingCallback, error.handsOverPlace ? ResolutionContext.takeHandedPlace() : nil)
         }
         return try await resolveAwaiting(Service.self, arguments, key: key, after: awaiting, from: place)
     }
@@ -30,7 +30,7 @@ extension Scope {
             return try resolveInstanceNotInlined(Service.self, arguments)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
-            (awaiting, place) = Self.awaitableParts(of: error)
+            (awaiting, place) = (error.awaitingCallback, error.handsOverPlace ? ResolutionContext.takeHandedPlace() : nil)
         }
         return try await resolveAwaiting(Service.self, arguments, key: nil, after: awaiting, from: place)
     }
@@ -46,17 +46,10 @@ extension Scope {
             return try resolveInstanceNotInlined(Service.self, arguments, typedKey: key)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
-            (awaiting, place) = Self.awaitableParts(of: error)
+            (awaiting, place) = (error.awaitingCallback, error.handsOverPlace ? ResolutionContext.takeHandedPlace() : nil)
         }
         return try await resolveAwaiting(
             Service.self, arguments, key: Scope.erased(key), after: awaiting, from: place)
-    }
-
-    /// What an awaitable `requiresAwait` hands the `async` resolve: its callback waiting for an instance, or the
-    /// empty slot of an `async` factory. Out of line: inlined, the caller copied the whole error to read them.
-    @usableFromInline @inline(never)
-    static func awaitableParts(of error: borrowing ResolutionError) -> (AwaitingCallback?, AwaitablePlace?) {
-        (error.awaitingCallback, error.awaitablePlace)
     }
 
     /// The locked lookup for an `async` resolve, then the registration's creation, awaited. A synchronous
@@ -117,6 +110,8 @@ extension Scope {
                 } catch {
                     // Another thread started making it meanwhile: await that creation.
                     guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
+                    // Registered `async` meanwhile: the next turn looks it up again.
+                    if error.handsOverPlace { _ = ResolutionContext.takeHandedPlace() }
                     if let awaiting = error.awaitingCallback { try await awaiting.callAgainWhenAwaited() }
                 }
             }
