@@ -137,7 +137,10 @@ final class SuspendedTasks: @unchecked Sendable {  // `waiters`, `nextWaiter` an
     private var isFinished = false
 
     /// Suspends until the creation finishes, the task is cancelled or `limit` passes. Call without the
-    /// container's lock.
+    /// container's lock. Never inlined: its frame holds values of the concurrency library's resilient types
+    /// (`CheckedContinuation`, `TaskPriority?`), each allocated from the task's allocator when the frame starts,
+    /// which an `async` function that inlined it would allocate on every call, waiting or not.
+    @inline(never)
     nonisolated(nonsending) func wait(limit: WaitLimit) async -> Outcome {
         let waiter: Int = lock.withLock {
             nextWaiter += 1

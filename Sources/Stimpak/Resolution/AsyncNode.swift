@@ -90,6 +90,15 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
     ) -> ResolutionError {
         .met(code, requested, inside: node?.pathKeys ?? [], underlyingError: underlyingError)
     }
+
+    /// What an `async` factory's `error` becomes: a ``ResolutionError`` or a `CancellationError` goes on as it
+    /// is, any other is the factory's failure (``ResolutionError/Code/factoryFailed``). Synchronous, so that the
+    /// casts' values live on the thread's stack, not in the `async` frame, which would allocate each of them
+    /// (`CancellationError` is the concurrency library's resilient type) on every creation.
+    static func factoryError(_ error: any Error, _ requested: ServiceKey, node: AsyncNode?) -> any Error {
+        if error is ResolutionError || error is CancellationError { return error }
+        return pathError(.factoryFailed, requested, node: node, underlyingError: error)
+    }
 }
 
 /// The `.graph` instances of one outermost async resolve, by registration index: made, or being made by one

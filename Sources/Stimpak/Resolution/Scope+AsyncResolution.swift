@@ -343,21 +343,23 @@ extension Scope {
         // Not made: they are dropped here, outside the lock. Made: those that waited for it run now, then its
         // own, once what it waits for is awaited. (No `Result` of `Service`: its metadata is a runtime lookup on
         // every creation.)
+        // One value of `Service` in this frame (each is allocated from the task's allocator): `commit` returns the
+        // instance it is given, so its result is dropped in a synchronous function, `keep`.
+        var layers: [InstanceDisposal]?
         let instance: Service
         do {
-            var layers: [InstanceDisposal]?
-            let made: Service
-            do {
-                made = try await make(
-                    resolver, factory, arguments, in: place.owner, creation: creation, node: node,
-                    decorators: decorators, layers: &layers)
-            } catch {
-                // The factory's path throws a `ResolutionError` or, when the task is cancelled, a `CancellationError`.
-                place.owner.abandon(.slot(place.slot, .task(creation)), failing: error as? ResolutionError)
-                throw error
-            }
-            instance = try commit(
-                made, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
+            instance = try await make(
+                resolver, factory, arguments, in: place.owner, creation: creation, node: node,
+                decorators: decorators, layers: &layers)
+        } catch {
+            // The factory's path throws a `ResolutionError` or, when the task is cancelled, a `CancellationError`.
+            place.owner.abandon(.slot(place.slot, .task(creation)), failing: error as? ResolutionError)
+            _ = creation.takeCallbacks()
+            throw error
+        }
+        do {
+            try keep(
+                instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
                 onDispose: onDispose)
         } catch {
             _ = creation.takeCallbacks()
@@ -366,6 +368,16 @@ extension Scope {
         let callbacks = creation.takeCallbacks()
         if !callbacks.isEmpty { try await AwaitingCallback.callAgain(callbacks) }
         return instance
+    }
+
+    /// ``commit(_:layers:of:at:by:onResolved:onDispose:)``, which returns the instance it is given, without its
+    /// result: synchronous, so that the `async` caller allocates no second value of `Service` for it.
+    private func keep<Service, Args>(
+        _ instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>,
+        at place: CachePlace, by maker: SlotMaker, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
+        onDispose: DisposeHook<Service>?
+    ) throws(ResolutionError) {
+        _ = try commit(instance, layers: layers, of: resolver, at: place, by: maker, onResolved: onResolved, onDispose: onDispose)
     }
 
     /// Runs an async factory and the decorators with the registration on this task's async resolution path; a
@@ -390,12 +402,8 @@ extension Scope {
             }
             scope.reportCreation(of: resolver, since: start)
             return instance
-        } catch let error as ResolutionError {
-            throw error
-        } catch let error as CancellationError {
-            throw error
         } catch {
-            throw AsyncNode.pathError(.factoryFailed, resolver.serviceKey, node: node, underlyingError: error)
+            throw AsyncNode.factoryError(error, resolver.serviceKey, node: node)
         }
     }
 }
