@@ -83,6 +83,25 @@ import Stimpak
         #expect(runs.count(of: "callback") == 2)
     }
 
+    @Test("a callback that needs a service an async factory has not made yet: the await makes it, then runs the callback again")
+    func callbackNeedsAnUnmadeAsyncService() async throws {
+        final class Clock: Sendable {}
+        final class Report: @unchecked Sendable {  // `clock` is set once, by the callback
+            var clock: Clock?
+        }
+        let runs = EventLog()
+        let container = Container()
+        container.register(Clock.self, reuse: .singleton) { () async in Clock() }
+        container.register(Report.self, reuse: .singleton) { Report() }.resolved { scope, report in
+            runs.append("callback")
+            report.clock = try scope.require(Clock.self)
+        }
+        let report = try await container.require(Report.self)
+        #expect(report.clock != nil)
+        #expect(try await report.clock === container.require(Clock.self))
+        #expect(runs.count(of: "callback") == 2, "once meeting the async factory, once after its instance is made")
+    }
+
     @Test("a synchronous resolve of the child cannot await its async parent: requiresAwait, not a hang")
     func synchronousResolveSaysToAwait() throws {
         let container = Self.container(.asyncParent)

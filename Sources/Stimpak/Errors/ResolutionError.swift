@@ -163,6 +163,14 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         return fields
     }
 
+    /// Makes this awaitable `requiresAwait` (a thread's ``ResolutionContext/handedToAwait``) name `requested`:
+    /// in place when no other error shares its fields, as after the `await` resolve that caught it last.
+    mutating func handOver(_ requested: ServiceKey, isMainActor: Bool) {
+        let fields = writableFields()
+        fields.requested = requested
+        fields.isMainActor = isMainActor
+    }
+
     /// What went wrong.
     @inlinable public var code: Code { fields.code }
     /// What was asked for: service type, arguments type and key.

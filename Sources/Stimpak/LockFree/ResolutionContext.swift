@@ -46,15 +46,12 @@ final class ResolutionContext {
     /// resolve with ``handedToAwait``, which takes it as soon as the attempt returns (``takeHandedPlace()``);
     /// only this thread touches it.
     @exclusivity(unchecked) private var handedPlace: AwaitablePlace?
-    /// The `requiresAwait` that hands ``handedPlace`` over: the same error every time, made once per thread, so
-    /// that an `async` creation allocates no error. No one but the `await` resolve whose attempt threw it sees
-    /// it (an observer is not told of an awaitable `requiresAwait`), so it names no service.
-    private(set) lazy var handedToAwait: ResolutionError = {
-        var error = ResolutionError(.requiresAwait, requested: ServiceKey(service: Never.self))
-        error.isAwaitableHere = true
-        error.handsOverPlace = true
-        return error
-    }()
+    /// The `requiresAwait` that hands ``handedPlace`` over: one error per thread, made once and renamed for each
+    /// service it is thrown for (in place, since the `await` resolve that caught it last has let it go), so that
+    /// an `async` creation allocates no error. It carries no path: an observer is not told of an awaitable
+    /// `requiresAwait`, and what catches it (the `await` resolve, or a `resolved` callback's creation that hands
+    /// the callback to it) reads its service only.
+    @exclusivity(unchecked) private var handedToAwait: ResolutionError?
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
     static let waitLock = Lock()
@@ -234,16 +231,28 @@ final class ResolutionContext {
         return state.pointee.serves_await != 0 && state.pointee.depth == 0
     }
 
-    /// Hands `place` to the `await` resolve whose synchronous attempt runs on this thread (``servesAwait``), and
-    /// returns the error that the attempt throws for it.
-    func handOver(_ place: AwaitablePlace) -> ResolutionError {
+    /// Hands `place`, the empty slot of `resolver`'s instance, to the `await` resolve whose synchronous attempt
+    /// runs on this thread (``servesAwait``), and returns the error that the attempt throws for it.
+    func handOver<Service, Args>(_ place: AwaitablePlace, of resolver: ServiceResolver<Service, Args>) -> ResolutionError {
         handedPlace = place
-        return handedToAwait
+        // Taken out, so that this is its one reference unless an error that left it is still alive somewhere.
+        var error = handedToAwait.take() ?? Self.makeHandedError()
+        error.handOver(resolver.serviceKey, isMainActor: resolver.isMainActor)
+        handedToAwait = error
+        return error
     }
 
-    /// The place that the synchronous attempt just ended on this thread handed over with ``handedToAwait`` (the
-    /// caller checks ``ResolutionError/handsOverPlace``, so that a place is never taken by another resolve than
-    /// the one it was found for); nil from then on.
+    private static func makeHandedError() -> ResolutionError {
+        var error = ResolutionError(.requiresAwait, requested: ServiceKey(service: Never.self))
+        error.isAwaitableHere = true
+        error.handsOverPlace = true
+        return error
+    }
+
+    /// The place that the synchronous attempt just ended on this thread handed over, if any; nil from then on.
+    /// The `await` resolve takes it when the error it caught is the one that handed it
+    /// (``ResolutionError/handsOverPlace``); a place left by an error caught elsewhere is replaced by the next
+    /// one, and taken by nobody else.
     @usableFromInline
     static func takeHandedPlace() -> AwaitablePlace? {
         guard let pointer = stimpak_thread_get().pointee.context else { return nil }

@@ -110,8 +110,8 @@ extension Scope {
                 } catch {
                     // Another thread started making it meanwhile: await that creation.
                     guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
-                    // Registered `async` meanwhile: the next turn looks it up again.
-                    if error.handsOverPlace { _ = ResolutionContext.takeHandedPlace() }
+                    // A slot handed over (registered `async` meanwhile) is dropped: the next turn looks it up again.
+                    _ = ResolutionContext.takeHandedPlace()
                     if let awaiting = error.awaitingCallback { try await awaiting.callAgainWhenAwaited() }
                 }
             }
