@@ -165,7 +165,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
 
     /// Makes this awaitable `requiresAwait` (a thread's ``ResolutionContext/handedToAwait``) name `requested`:
     /// in place when no other error shares its fields, as after the `await` resolve that caught it last.
-    mutating func handOver(_ requested: ServiceKey, isMainActor: Bool) {
+    mutating func rename(_ requested: ServiceKey, isMainActor: Bool) {
         let fields = writableFields()
         fields.requested = requested
         fields.isMainActor = isMainActor
@@ -242,7 +242,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         set { writableFields().isAwaitableHere = newValue }
     }
     /// For an awaitable ``Code/requiresAwait``: the synchronous attempt found the empty slot of an `async` factory
-    /// and handed it to the `async` resolve in the thread's context (``ResolutionContext/handOver(_:)``).
+    /// and handed it to the `async` resolve in the thread's context (``ResolutionContext/handOver(_:of:)``).
     @usableFromInline var handsOverPlace: Bool {
         @inlinable get { fields.handsOverPlace }
         set { writableFields().handsOverPlace = newValue }

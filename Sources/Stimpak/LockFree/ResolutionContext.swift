@@ -49,8 +49,7 @@ final class ResolutionContext {
     /// The `requiresAwait` that hands ``handedPlace`` over: one error per thread, made once and renamed for each
     /// service it is thrown for (in place, since the `await` resolve that caught it last has let it go), so that
     /// an `async` creation allocates no error. It carries no path: an observer is not told of an awaitable
-    /// `requiresAwait`, and what catches it (the `await` resolve, or a `resolved` callback's creation that hands
-    /// the callback to it) reads its service only.
+    /// `requiresAwait`, and the `await` resolve that catches it reads only its flags.
     @exclusivity(unchecked) private var handedToAwait: ResolutionError?
 
     /// Guards every context's `waitingOn`: the wait-for graph between threads.
@@ -237,7 +236,7 @@ final class ResolutionContext {
         handedPlace = place
         // Taken out, so that this is its one reference unless an error that left it is still alive somewhere.
         var error = handedToAwait.take() ?? Self.makeHandedError()
-        error.handOver(resolver.serviceKey, isMainActor: resolver.isMainActor)
+        error.rename(resolver.serviceKey, isMainActor: resolver.isMainActor)
         handedToAwait = error
         return error
     }

@@ -6,6 +6,10 @@ extension Scope {
     /// The synchronous path runs first (one call, see ``resolveInstanceNotInlined(_:_:)``), so a cached
     /// instance or a synchronous service costs about what it costs there, without a suspension; only a
     /// registration whose factory is `async` (and not cached yet) goes on to ``resolveAwaiting(_:_:key:)``.
+    ///
+    /// The three forms read the awaitable error in place: a helper for it, out of line or inlined, changes how the
+    /// optimizer inlines the form into its caller, and an `await` of a cached instance then costs an async frame
+    /// and two executor checks more (171 instructions against 215 to 565).
     @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
@@ -341,10 +345,9 @@ extension Scope {
     ) async throws -> Service {
         // `abandon` and every way out of `commit` finish the creation: from then on its callbacks are this task's.
         // Not made: they are dropped here, outside the lock. Made: those that waited for it run now, then its
-        // own, once what it waits for is awaited. (No `Result` of `Service`: its metadata is a runtime lookup on
-        // every creation.)
-        // One value of `Service` in this frame (each is allocated from the task's allocator): `commit` returns the
-        // instance it is given, so its result is dropped in a synchronous function, `keep`.
+        // own, once what it waits for is awaited. One value of `Service` in this frame, each being allocated from
+        // the task's allocator: no `Result` of `Service` (its metadata is a runtime lookup on every creation), and
+        // `commit`'s result, the instance it is given, is dropped in a synchronous function (`keep`).
         var layers: [InstanceDisposal]?
         let instance: Service
         do {
