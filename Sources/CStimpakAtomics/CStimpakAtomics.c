@@ -37,18 +37,25 @@ static inline void stimpak_spin_hint(void) {
 #endif
 }
 
-// The word's state once it is no longer 1 (locked, nobody asleep), or after a hundred spins: the container's
+// The word's state once it is no longer 1 (locked, nobody asleep), or after `count` spins: the container's
 // critical sections are a few hundred instructions, often over before a thread would be put to sleep.
-static uint32_t stimpak_mutex_spin(uint32_t *word) {
-    for (int spins = 100;; spins--) {
+static uint32_t stimpak_mutex_spin(uint32_t *word, int count) {
+    for (int spins = count;; spins--) {
         uint32_t state = __atomic_load_n(word, __ATOMIC_RELAXED);
         if (state != 1 || spins == 0) return state;
         stimpak_spin_hint();
     }
 }
 
+int stimpak_mutex_trylock_briefly(uint32_t *word) {
+    // Twenty spins: about half a microsecond on the x86-64 machines measured (a pause is some 25 ns there), the
+    // length of a critical section that missed in the cache a few times; a fifth of the lock's own spin.
+    uint32_t state = stimpak_mutex_spin(word, 20);
+    return state == 0 && __atomic_compare_exchange_n(word, &state, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
 void stimpak_mutex_lock_contended(uint32_t *word) {
-    uint32_t state = stimpak_mutex_spin(word);
+    uint32_t state = stimpak_mutex_spin(word, 100);
     if (state == 0) {
         if (__atomic_compare_exchange_n(word, &state, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
         // `state` now holds what the word was.
@@ -59,7 +66,7 @@ void stimpak_mutex_lock_contended(uint32_t *word) {
         // Sleeps only while the word is still 2 (the kernel compares it); a wake-up, a signal or a changed word
         // returns, and the loop tries again.
         syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, (void *)0, (void *)0, 0);
-        state = stimpak_mutex_spin(word);
+        state = stimpak_mutex_spin(word, 100);
     }
 }
 

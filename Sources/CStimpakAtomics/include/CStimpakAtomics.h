@@ -230,6 +230,10 @@ static inline __attribute__((always_inline)) int stimpak_mutex_trylock(uint32_t 
     return __atomic_compare_exchange_n(word, &unlocked, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
+// Takes the lock if it is free, or becomes free while its holder runs (the word stays 1, nobody asleep) within a
+// short spin, and returns 1; returns 0, without sleeping, once a thread sleeps on it or the spin is over.
+int stimpak_mutex_trylock_briefly(uint32_t *_Nonnull word);
+
 // Inline, and still a barrier to reference counting: Swift's LLVM ARC pass moves a retain down past a plain load
 // or store (which is how it once sank a retain past an inline read-section exit), but stops at an atomic
 // read-modify-write such as this exchange, so what the lock's holder retained stays retained before others run.

@@ -113,6 +113,17 @@ struct Lock: Locking, ~Copyable, @unchecked Sendable {  // the lock word is only
 
     /// The lock word's address: which lock this is.
     var identity: UnsafeRawPointer { UnsafeRawPointer(word) }
+
+    /// Takes the lock if no thread holds it, or if its holder, running, gives it back within a short spin
+    /// (about half a microsecond); returns false without sleeping otherwise: a holder the scheduler preempted,
+    /// or threads asleep waiting for it. Elsewhere than on Linux, ``tryLock()``.
+    func tryLockBriefly() -> Bool {
+        #if os(Linux)
+        stimpak_mutex_trylock_briefly(word) != 0
+        #else
+        tryLock()
+        #endif
+    }
 }
 
 /// A lock on a 32-bit word inside an object that owns it (a ``Scope``'s own lock, in its words), so that the
@@ -184,6 +195,13 @@ struct ContainerLock: ~Copyable, Sendable {
     @inline(__always)
     func tryAcquire() -> Locked? {
         lock.tryLock() ? Locked() : nil
+    }
+
+    /// Takes the lock if no thread holds it or its holder gives it back within a short spin
+    /// (``Lock/tryLockBriefly()``); nil, without sleeping, otherwise.
+    @inline(__always)
+    func tryAcquireBriefly() -> Locked? {
+        lock.tryLockBriefly() ? Locked() : nil
     }
 
     /// Gives the lock back, having detached the scopes whose disposal left that to the lock's next holder, if
