@@ -4,12 +4,12 @@
 //   swift package benchmark thresholds check                                   # compare with Thresholds/
 //   swift package --allow-writing-to-package-directory benchmark thresholds update   # rewrite Thresholds/
 //
-// Every benchmark loops 1,000 operations per iteration (`scalingFactor: .kilo`), so the figures are per
-// operation. A cached resolve (singleton, `.inScope` hit, keyed singleton) should allocate nothing; a
-// transient only its instance. The thresholds fail a check on any change in malloc count, and on a p90
-// wall clock over three times the committed one: on this 2-core VM the same binary runs at 1× or 2×
-// speed from one process to the next (hash seed fixed or not), so wall clock catches only gross
-// regressions; the malloc counts are exact and stable.
+// Every benchmark loops 1,000 operations per iteration (`scalingFactor: .kilo`), so the figures are per operation.
+// A cached resolve (singleton, `.inScope` hit, keyed singleton) should allocate nothing; a transient only its
+// instance. The thresholds fail a check on any change in malloc count (a cold start's on one of more than 4), and
+// on a p90 wall clock over three times the committed one: on this 2-core VM the same binary runs at 1× or 2× speed
+// from one process to the next (hash seed fixed or not), so wall clock catches only gross regressions; the malloc
+// counts are exact and stable.
 // Names have no spaces or slashes: benchmark 1.38.1 writes Thresholds/ files with those replaced by `_`
 // but looks them up by the raw name, so a name with a space never finds its thresholds.
 import Benchmark
@@ -255,9 +255,17 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+    // About 3,000 mallocs a cold start, which a change to what a registration allocates moves by 1,000 at a
+    // time; one full-suite run in fifteen counted one fewer (p90 3,051 against 3,052, not reproduced alone in
+    // eleven runs): a tolerance of 4, which no per-registration change fits in.
+    let coldStartThresholds: [BenchmarkMetric: BenchmarkThresholds] = [
+        .wallClock: .init(relative: [.p90: 200.0]),
+        .mallocCountTotal: .init(absolute: [.p90: 4]),
+    ]
     Benchmark(
         "ColdStart1000Registrations",
-        configuration: .init(scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 200)
+        configuration: .init(
+            scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 200, thresholds: coldStartThresholds)
     ) { benchmark in
         for _ in benchmark.scaledIterations {
             let container = makeLargeContainer()
@@ -266,7 +274,8 @@ let benchmarks: @Sendable () -> Void = {
     }
     Benchmark(
         "ColdStart1000KeyedRegistrations",
-        configuration: .init(scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 200)
+        configuration: .init(
+            scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 200, thresholds: coldStartThresholds)
     ) { benchmark in
         for _ in benchmark.scaledIterations {
             let container = makeLargeKeyedContainer()
