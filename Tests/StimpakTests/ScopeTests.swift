@@ -193,6 +193,27 @@ import Stimpak
         func hash(into hasher: inout Hasher) { hasher.combine(0) }
     }
 
+    @Test func manyChildrenAreFoundCountedAndDetachedWhateverTheirHashes() {
+        let container = Container()
+        let scopes = (0..<1_000).map { container.openScope($0) }
+        let colliding = (0..<300).map { container.openScope(CollidingKey(id: $0)) }
+        #expect(container.openScopeCount == 1_300)
+        for (id, scope) in scopes.enumerated() { #expect(container[id] === scope) }
+        for (id, scope) in colliding.enumerated() { #expect(container[CollidingKey(id: id)] === scope) }
+        for (id, scope) in scopes.enumerated() where id % 2 == 0 { scope.dispose() }
+        for (id, scope) in colliding.enumerated() where id % 3 != 0 { scope.dispose() }
+        #expect(container.openScopeCount == 500 + 100)
+        for (id, scope) in scopes.enumerated() {
+            #expect((container[id] === scope) == (id % 2 == 1))
+        }
+        for (id, scope) in colliding.enumerated() {
+            #expect((container[CollidingKey(id: id)] === scope) == (id % 3 == 0))
+        }
+        #expect(Set(container.openScopes.map(ObjectIdentifier.init)).count == 600)
+        container.dispose()
+        #expect(scopes.allSatisfy(\.isDisposed) && colliding.allSatisfy(\.isDisposed))
+    }
+
     @Test func scopesWhoseKeysCollideAreFoundAndDetachedOneByOne() {
         let container = Container()
         let scopes = (0..<5).map { container.openScope(CollidingKey(id: $0)) }

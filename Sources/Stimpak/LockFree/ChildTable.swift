@@ -3,18 +3,19 @@
 /// disposing a child is an index and a link, where a dictionary keyed by the hash probed and moved entries
 /// twice. Guarded by the container's lock, like the rest of the scope's state.
 ///
-/// One word in the scope: the counts live in front of the buckets, in memory of the table's own (an array's
-/// every write asked whether its storage was shared). Not copyable, so that it owns that memory: it frees it
+/// One word in the scope: the number of buckets lives in front of them, on a cache line of its own, in memory
+/// of the table's own (an array's every write asked whether its storage was shared). It keeps no count of its
+/// children: on a parent that many threads open requests below (the root), a count would be a word that every
+/// open and every disposal writes, and that every one of them then reads from another core's cache, beside the
+/// number of buckets; a disposal under contention spent an eighth of its time there. So a child's open and
+/// disposal write only its bucket; the children are counted when an insert makes a chain of three, to decide
+/// whether to grow, and when asked (`count`, `isEmpty`). Not copyable, so that it owns that memory: it frees it
 /// when it is replaced or its scope goes.
 struct ChildTable: ~Copyable {
-    private struct Header {
-        var count: Int
-        var bucketCount: Int
-    }
-
-    /// Nil until the first child: a scope that opens none allocates nothing. At most one child per bucket on
-    /// average: there are twice as many when there would be more.
-    private var storage: UnsafeMutablePointer<Header>?
+    /// Nil until the first child: a scope that opens none allocates nothing. The first word holds the number
+    /// of buckets; the buckets start a cache line further. At most one child per bucket on average: there are
+    /// twice as many when there would be more.
+    private var storage: UnsafeMutableRawPointer?
 
     init() {}
 
@@ -23,9 +24,32 @@ struct ChildTable: ~Copyable {
         Self.free(storage)
     }
 
-    var count: Int { storage?.pointee.count ?? 0 }
+    /// The number of open children: a walk of every chain.
+    var count: Int {
+        guard let storage else { return 0 }
+        let buckets = Self.buckets(storage)
+        var count = 0
+        for index in 0..<Self.bucketCount(storage) {
+            var candidate = buckets[index]
+            while let child = candidate {
+                count += 1
+                candidate = child.nextInBucket
+            }
+        }
+        return count
+    }
 
-    var isEmpty: Bool { count == 0 }
+    var isEmpty: Bool {
+        guard let storage else { return true }
+        return Self.isEmpty(storage)
+    }
+
+    @inline(never)
+    private static func isEmpty(_ storage: UnsafeMutableRawPointer) -> Bool {
+        let buckets = Self.buckets(storage)
+        for index in 0..<bucketCount(storage) where buckets[index] != nil { return false }
+        return true
+    }
 
     /// The first child in the chain of `hash` whose key has that hash and `matches`. A bucket chains keys
     /// of other hashes too: only a key of the same hash is passed to `matches`.
@@ -51,11 +75,20 @@ struct ChildTable: ~Copyable {
         return found
     }
 
-    /// Links `child`, which is in no table.
+    /// Links `child`, which is in no table. When that makes a chain of three, the children are counted, and twice
+    /// as many buckets made if there are more children than buckets: with hashes that spread, a third child in
+    /// one bucket is rare while there are fewer children than buckets.
     mutating func insert(_ child: Scope) {
-        guard let storage, storage.pointee.count < storage.pointee.bucketCount else { return grow(inserting: child) }
+        guard let storage else { return grow(inserting: child) }
         Self.link(child, into: storage)
-        storage.pointee.count += 1
+        if let second = child.nextInBucket, second.nextInBucket != nil { growIfCrowded() }
+    }
+
+    /// Grows when there are more children than buckets.
+    @inline(never)
+    private mutating func growIfCrowded() {
+        guard let storage, count > Self.bucketCount(storage) else { return }
+        grow(inserting: nil)
     }
 
     /// Unlinks `child`, if it is here.
@@ -74,16 +107,14 @@ struct ChildTable: ~Copyable {
             }
             previous.nextInBucket = child.nextInBucket.take()
         }
-        storage.pointee.count -= 1
     }
 
     /// Every child, in no particular order.
     var all: [Scope] {
         guard let storage else { return [] }
         var children: [Scope] = []
-        children.reserveCapacity(storage.pointee.count)
         let buckets = Self.buckets(storage)
-        for index in 0..<storage.pointee.bucketCount {
+        for index in 0..<Self.bucketCount(storage) {
             var candidate = buckets[index]
             while let child = candidate {
                 children.append(child)
@@ -93,40 +124,45 @@ struct ChildTable: ~Copyable {
         return children
     }
 
-    private static func buckets(_ storage: UnsafeMutablePointer<Header>) -> UnsafeMutablePointer<Scope?> {
-        UnsafeMutableRawPointer(storage + 1).assumingMemoryBound(to: Scope?.self)
+    @inline(__always)
+    private static func bucketCount(_ storage: UnsafeMutableRawPointer) -> Int {
+        storage.load(as: Int.self)
     }
 
-    private static func bucket(_ hash: Int, in storage: UnsafeMutablePointer<Header>) -> UnsafeMutablePointer<Scope?> {
-        buckets(storage) + (hash & (storage.pointee.bucketCount - 1))
+    @inline(__always)
+    private static func buckets(_ storage: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Scope?> {
+        (storage + RawMemory.cacheLine).assumingMemoryBound(to: Scope?.self)
     }
 
-    private static func link(_ child: Scope, into storage: UnsafeMutablePointer<Header>) {
+    @inline(__always)
+    private static func bucket(_ hash: Int, in storage: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Scope?> {
+        buckets(storage) + (hash & (bucketCount(storage) - 1))
+    }
+
+    private static func link(_ child: Scope, into storage: UnsafeMutableRawPointer) {
         let bucket = bucket(child.keyHash, in: storage)
         child.nextInBucket = bucket.pointee.take()
         bucket.pointee = child
     }
 
-    /// Moves the children to twice as many buckets (4 for the first child), with `child` among them.
+    /// Moves the children to twice as many buckets (4 for the first child), with `child`, if any, among them.
     @inline(never)
-    private mutating func grow(inserting child: Scope) {
+    private mutating func grow(inserting child: Scope?) {
         // The first child makes no array: `all` of an empty table allocates nothing.
         let children = all
-        let bucketCount = Swift.max(4, (storage?.pointee.bucketCount ?? 0) * 2)
-        let raw = RawMemory.allocate(byteCount: MemoryLayout<Header>.stride + bucketCount * MemoryLayout<Scope?>.stride)
-        let larger = raw.bindMemory(to: Header.self, capacity: 1)
-        larger.initialize(to: Header(count: children.count + 1, bucketCount: bucketCount))
-        (raw + MemoryLayout<Header>.stride).bindMemory(to: Scope?.self, capacity: bucketCount)
+        let bucketCount = Swift.max(4, (storage.map(Self.bucketCount) ?? 0) * 2)
+        let larger = RawMemory.allocateLines(byteCount: RawMemory.cacheLine + bucketCount * MemoryLayout<Scope?>.stride)
+        larger.storeBytes(of: bucketCount, as: Int.self)
+        (larger + RawMemory.cacheLine).bindMemory(to: Scope?.self, capacity: bucketCount)
             .initialize(repeating: nil, count: bucketCount)
         for existing in children { Self.link(existing, into: larger) }
-        Self.link(child, into: larger)
+        if let child { Self.link(child, into: larger) }
         if let storage { Self.free(storage) }
         storage = larger
     }
 
-    private static func free(_ storage: UnsafeMutablePointer<Header>) {
-        buckets(storage).deinitialize(count: storage.pointee.bucketCount)
-        storage.deinitialize(count: 1)
-        RawMemory.release(UnsafeMutableRawPointer(storage))
+    private static func free(_ storage: UnsafeMutableRawPointer) {
+        buckets(storage).deinitialize(count: bucketCount(storage))
+        RawMemory.release(storage)
     }
 }
