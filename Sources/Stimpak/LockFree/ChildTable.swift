@@ -3,14 +3,13 @@
 /// disposing a child is an index and a link, where a dictionary keyed by the hash probed and moved entries
 /// twice. Guarded by the container's lock, like the rest of the scope's state.
 ///
-/// One word in the scope: the number of buckets lives in front of them, on a cache line of its own, in memory
-/// of the table's own (an array's every write asked whether its storage was shared). It keeps no count of its
-/// children: on a parent that many threads open requests below (the root), a count would be a word that every
-/// open and every disposal writes, and that every one of them then reads from another core's cache, beside the
-/// number of buckets; a disposal under contention spent an eighth of its time there. So a child's open and
-/// disposal write only its bucket; the children are counted when an insert makes a chain of three, to decide
-/// whether to grow, and when asked (`count`, `isEmpty`). Not copyable, so that it owns that memory: it frees it
-/// when it is replaced or its scope goes.
+/// One word in the scope: the number of buckets lives in front of them, on a cache line of its own, in memory of
+/// the table's own (an array's every write asked whether its storage was shared). It keeps no count of its
+/// children: on a parent that many threads open requests below (the root), a count would be a word that every open
+/// and every disposal writes, and that every one of them then reads from another core's cache, beside the number of
+/// buckets. So a child's open and disposal write only its bucket; the children are counted when an insert makes a
+/// chain of three, to decide whether to grow, and when asked (`count`, `isEmpty`). Not copyable, so that it owns
+/// that memory: it frees it when it is replaced or its scope goes.
 struct ChildTable: ~Copyable {
     /// Nil until the first child: a scope that opens none allocates nothing. The first word holds the number
     /// of buckets; the buckets start a cache line further. At most one child per bucket on average: there are
