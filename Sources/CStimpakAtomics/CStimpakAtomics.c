@@ -37,7 +37,7 @@ static inline void stimpak_spin_hint(void) {
 #endif
 }
 
-// The word's state once it is no longer 1 (locked, nobody asleep), or after `count` spins: the container's
+// The word's state once it is other than 1 (locked, nobody asleep), or after `count` spins: the container's
 // critical sections are a few hundred instructions, often over before a thread would be put to sleep.
 static uint32_t stimpak_mutex_spin(uint32_t *word, int count) {
     for (int spins = count;; spins--) {

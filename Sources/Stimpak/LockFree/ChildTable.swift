@@ -25,17 +25,22 @@ struct ChildTable: ~Copyable {
 
     /// The number of open children: a walk of every chain.
     var count: Int {
-        guard let storage else { return 0 }
-        let buckets = Self.buckets(storage)
         var count = 0
+        forEachChild { _ in count += 1 }
+        return count
+    }
+
+    /// Calls `body` with every child, bucket by bucket.
+    private func forEachChild(_ body: (Scope) -> Void) {
+        guard let storage else { return }
+        let buckets = Self.buckets(storage)
         for index in 0..<Self.bucketCount(storage) {
             var candidate = buckets[index]
             while let child = candidate {
-                count += 1
+                body(child)
                 candidate = child.nextInBucket
             }
         }
-        return count
     }
 
     var isEmpty: Bool {
@@ -110,16 +115,8 @@ struct ChildTable: ~Copyable {
 
     /// Every child, in no particular order.
     var all: [Scope] {
-        guard let storage else { return [] }
         var children: [Scope] = []
-        let buckets = Self.buckets(storage)
-        for index in 0..<Self.bucketCount(storage) {
-            var candidate = buckets[index]
-            while let child = candidate {
-                children.append(child)
-                candidate = child.nextInBucket
-            }
-        }
+        forEachChild { children.append($0) }
         return children
     }
 
