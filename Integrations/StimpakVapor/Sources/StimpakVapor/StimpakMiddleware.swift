@@ -23,6 +23,9 @@ public import Vapor
 /// ``Stimpak/ResolutionError`` thrown by the handler is logged at error level and becomes a 500 (an `Abort`)
 /// whose reason says what failed when `showsErrorDetails` is on (in development), and only the request id
 /// otherwise.
+///
+/// An async route that comes next in the chain (this middleware is the last of the app's global middleware, or
+/// of a route group's) runs in the middleware's task: one task per request, as without the middleware.
 public struct StimpakMiddleware: AsyncMiddleware {
     let settings: StimpakSettings
 
@@ -50,6 +53,24 @@ public struct StimpakMiddleware: AsyncMiddleware {
 
     init(settings: StimpakSettings) {
         self.settings = settings
+    }
+
+    /// Vapor's entry: runs ``respond(to:chainingTo:)-(_,AsyncResponder)`` in a task of its own. When the rest of
+    /// the chain is an async route's responder (this middleware is the last of the chain), the route's handler
+    /// runs in that same task: AsyncMiddleware's default would call the route through its `EventLoopFuture` API,
+    /// which starts a second task and waits for it, two more hops between the event loop and the task pool per
+    /// request.
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - next: The rest of the chain.
+    /// - Returns: The response's future.
+    public func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
+        let promise = request.eventLoop.makePromise(of: Response.self)
+        promise.completeWithTask {
+            let asyncNext = next as? any AsyncResponder ?? AsyncBasicResponder { try await next.respond(to: $0).get() }
+            return try await respond(to: request, chainingTo: asyncNext)
+        }
+        return promise.futureResult
     }
 
     /// Runs the rest of the chain with the request's scope, and disposes the scope once the response has

@@ -175,6 +175,69 @@ import VaporTesting
         }
     }
 
+    /// An async route's responder that counts the calls to its `EventLoopFuture` entry, which starts a task of
+    /// its own, and answers with the current scope's `RequestIdentifier`.
+    final class CountingResponder: AsyncResponder {
+        let futureCalls = Atomic(0)
+
+        func respond(to request: Request) -> EventLoopFuture<Response> {
+            futureCalls.add(1, ordering: .relaxed)
+            let promise = request.eventLoop.makePromise(of: Response.self)
+            promise.completeWithTask { try await self.respond(to: request) }
+            return promise.futureResult
+        }
+
+        func respond(to request: Request) async throws -> Response {
+            let id = try await Scope.current.require(RequestIdentifier.self)
+            return Response(status: .ok, body: .init(string: "\(id.value)"))
+        }
+    }
+
+    /// A middleware that adds a header, after the Stimpak middleware in the chain.
+    struct AddsHeader: AsyncMiddleware {
+        func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+            let response = try await next.respond(to: request)
+            response.headers.replaceOrAdd(name: "X-Added", value: "yes")
+            return response
+        }
+    }
+
+    @Test("an async route after the middleware runs in the middleware's own task, not in a second one")
+    func asyncRouteRunsInTheMiddlewaresTask() async throws {
+        let responder = CountingResponder()
+        try await withApp { app in
+            app.stimpak.use(Container())
+            app.add(Route(method: .GET, path: ["direct"], responder: responder, requestType: Request.self, responseType: Response.self))
+            let test = try StimpakTestScope(app)
+            for _ in 0..<3 {
+                try await app.testing().test(.GET, "direct") { response in
+                    #expect(response.status == .ok)
+                    #expect(!response.body.string.isEmpty)
+                }
+            }
+            #expect(responder.futureCalls.load(ordering: .relaxed) == 0, "the route's own task was started")
+            #expect(test.disposedRequestCount == 3)
+            try await test.requireNoLeaks()
+        }
+    }
+
+    @Test("a middleware between the Stimpak middleware and the route: the chain runs through it, with the scope")
+    func middlewareAfterStimpak() async throws {
+        let responder = CountingResponder()
+        try await withApp { app in
+            app.stimpak.use(Container())
+            app.middleware.use(AddsHeader())
+            app.add(Route(method: .GET, path: ["direct"], responder: responder, requestType: Request.self, responseType: Response.self))
+            let test = try StimpakTestScope(app)
+            try await app.testing().test(.GET, "direct") { response in
+                #expect(response.status == .ok)
+                #expect(response.headers.first(name: "X-Added") == "yes")
+            }
+            #expect(test.disposedRequestCount == 1)
+            try await test.requireNoLeaks()
+        }
+    }
+
     @Test("req.scope read after the response was sent: a 500 that says to resolve in the handler")
     func scopeAfterTheResponse() async throws {
         let kept = Mutex<Request?>(nil)
