@@ -58,4 +58,49 @@ import Stimpak
         #expect(try other.openScope(1).require(Request.self) == Request(id: 4))
         #expect(try scope.require(Request.self) == Request(id: 9), "a sibling's value is not seen")
     }
+
+    struct Handler: Sendable, Equatable {
+        let name: String
+    }
+
+    @Test("a scope of many values and registrations: each found, replaced and removed, listed, and gone with it")
+    func manyValuesAndRegistrationsInOneScope() throws {
+        let container = Container()
+        container.register(Handler.self, key: 5) { Handler(name: "container") }
+        let request = container.openScope("request")
+        // More than a scope keeps in its small array: the keys move to its dictionary on the way.
+        for id in 0..<20 { request.provide(Request(id: id), key: id) }
+        for id in 0..<12 { request.register(Handler.self, key: id) { Handler(name: "scope \(id)") } }
+        let below = request.openScope("below")
+        for id in 0..<20 { #expect(try below.require(Request.self, key: id) == Request(id: id)) }
+        for id in 0..<12 { #expect(try below.require(Handler.self, key: id) == Handler(name: "scope \(id)")) }
+        request.provide(Request(id: 100), key: 3)
+        #expect(try below.require(Request.self, key: 3) == Request(id: 100), "the newer value")
+        #expect(request.unregister(Handler.self, key: 5))
+        #expect(try below.require(Handler.self, key: 5) == Handler(name: "container"), "the scope's is gone")
+        let report = request.report()
+        #expect(report.provided.count == 20)
+        #expect(report.registrations.count == 11)
+        request.dispose()
+        #expect(try container.require(Handler.self, key: 5) == Handler(name: "container"))
+        #expect(throws: ResolutionError.self) { try container.require(Request.self, key: 3) }
+    }
+
+    @Test("a few values in one scope: each found, replaced and removed by its key")
+    func fewValuesInOneScope() throws {
+        let container = Container()
+        let request = container.openScope()
+        request.provide(Request(id: 1))
+        request.provide(Request(id: 2), key: "second")
+        request.register(Handler.self) { Handler(name: "scope") }
+        #expect(try request.require(Request.self) == Request(id: 1))
+        #expect(try request.require(Request.self, key: "second") == Request(id: 2))
+        request.provide(Request(id: 3))
+        #expect(try request.require(Request.self) == Request(id: 3))
+        #expect(try request.require(Request.self, key: "second") == Request(id: 2))
+        #expect(request.unregister(Handler.self))
+        #expect(!request.unregister(Handler.self))
+        #expect(throws: ResolutionError.self) { try request.require(Handler.self) }
+        #expect(request.report().provided.count == 2)
+    }
 }

@@ -65,7 +65,7 @@ public final class Scope: Resolving, @unchecked Sendable {
     @exclusivity(unchecked) var table: ScopeTable?
     /// What this scope adds to the registrations, for itself and the scopes below: values put here with
     /// `provide` and registrations made with `register`, by the key they resolve under.
-    @exclusivity(unchecked) var locals = [ServiceKey: Local]()
+    @exclusivity(unchecked) var locals = ScopeLocals()
     /// Cached instances with a disposal hook, in order of creation. Guarded by `ownLock` (with the container's
     /// lock held too, except in a disposal that finds the container's lock busy).
     @exclusivity(unchecked) var disposals: [DisposalRecord] = []

@@ -345,10 +345,10 @@ extension Scope {
         /// Disposal records in the order they run: each scope's newest first, scopes deepest first.
         var records: [DisposalRecord] = []
         var table: ScopeTable?
-        var locals = [ServiceKey: Local]()
+        var locals = ScopeLocals()
         /// The tables after the first, and the root scope's caches.
         var objects: [AnyObject] = []
-        var moreLocals: [[ServiceKey: Local]] = []
+        var moreLocals: [ScopeLocals] = []
         /// The address of the one child scope whose state it holds, whose table only the read sections started
         /// from that scope can read; ``Reclamation/unreadOrigin`` when no section can hold that table (only the
         /// disposing thread read it); ``Reclamation/anyOrigin`` when it may hold what any section reads.
@@ -394,7 +394,7 @@ extension Scope {
         }
         if !locals.isEmpty {
             if detached.locals.isEmpty { detached.locals = locals } else { detached.moreLocals.append(locals) }
-            locals = [ServiceKey: Local]()
+            locals = ScopeLocals()
         }
         return running
     }
