@@ -95,7 +95,9 @@ extension Scope {
             if table.hasRoom { return .passUnretained(table) }
             self.table = ScopeTable.make(growing: table, locked)
         } else {
-            self.table = ScopeTable.make(capacity: 4)
+            // A scope given values (a request's `Request`, id and logger) has room for them and for the few
+            // services it then makes, without growing.
+            self.table = ScopeTable.make(capacity: locals.isEmpty ? 4 : 8)
         }
         let larger = Unmanaged.passUnretained(table.unsafelyUnwrapped)
         larger._withUnsafeGuaranteedRef { tableWord.publish($0) }
