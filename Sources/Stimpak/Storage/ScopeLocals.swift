@@ -6,7 +6,7 @@
 /// dictionary would hash each key, and its storage, of a type the standard library does not specialize, is
 /// allocated through a generic metadata lookup on every scope's first `provide`. Past ``smallLimit`` keys
 /// they move to a dictionary, so that a scope of many registrations (a module of fakes installed in a test's
-/// scope) is searched in constant time. One word: a scope without any costs nothing to make and release.
+/// scope) is searched in constant time. A scope without any allocates nothing for them.
 struct ScopeLocals: Sequence {
     typealias Element = (key: ServiceKey, value: Local)
 
