@@ -36,14 +36,6 @@ struct ScopeLocals: Sequence {
         }
     }
 
-    var count: Int {
-        switch storage {
-        case .none: return 0
-        case .small(let pairs): return pairs.count
-        case .large(let dictionary): return dictionary.count
-        }
-    }
-
     subscript(key: ServiceKey) -> Local? {
         get {
             switch storage {
