@@ -191,6 +191,11 @@ import VaporTesting
             let id = try await Scope.current.require(RequestIdentifier.self)
             return Response(status: .ok, body: .init(string: "\(id.value)"))
         }
+
+        /// Adds a `GET` route at `path` that this responder answers.
+        func serve(at path: PathComponent, in app: Application) {
+            app.add(Route(method: .GET, path: [path], responder: self, requestType: Request.self, responseType: Response.self))
+        }
     }
 
     /// A middleware that adds a header, after the Stimpak middleware in the chain.
@@ -207,7 +212,7 @@ import VaporTesting
         let responder = CountingResponder()
         try await withApp { app in
             app.stimpak.use(Container())
-            app.add(Route(method: .GET, path: ["direct"], responder: responder, requestType: Request.self, responseType: Response.self))
+            responder.serve(at: "direct", in: app)
             let test = try StimpakTestScope(app)
             for _ in 0..<3 {
                 try await app.testing().test(.GET, "direct") { response in
@@ -227,7 +232,7 @@ import VaporTesting
         try await withApp { app in
             app.stimpak.use(Container())
             app.middleware.use(AddsHeader())
-            app.add(Route(method: .GET, path: ["direct"], responder: responder, requestType: Request.self, responseType: Response.self))
+            responder.serve(at: "direct", in: app)
             let test = try StimpakTestScope(app)
             try await app.testing().test(.GET, "direct") { response in
                 #expect(response.status == .ok)
