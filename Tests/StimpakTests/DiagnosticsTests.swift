@@ -264,6 +264,55 @@ import Stimpak
         #expect(session.openScopes.map(\.key) == ["request"])
     }
 
+    /// How a registration whose instances scopes keep is taken out of use.
+    enum Removal: String, CaseIterable, Sendable {
+        case replacedInContainer, unregisteredFromContainer, replacedInScope, unregisteredFromScope, providedOver
+    }
+
+    /// A scope's table names the registration of an instance it keeps without holding it while it is registered;
+    /// taken out of use, the registration is held by every open scope that keeps an instance of it, so the live
+    /// report names that instance by it (and never reads a freed one) until those scopes are disposed. Then it goes.
+    @Test("the live report names an instance whose registration was taken out of use", arguments: Removal.allCases)
+    func liveReportAfterRemoval(_ removal: Removal) throws {
+        let container = Container()
+        let session = container.openScope("session")
+        weak var registration: ServiceResolver<Session, Void>?
+        do {
+            let made =
+                switch removal {
+                case .replacedInContainer, .unregisteredFromContainer: container.register(Session.self, reuse: .inScope) { Session() }
+                default: session.register(Session.self, reuse: .inScope) { Session() }
+                }
+            registration = made
+        }
+        let request = session.openScope("request")
+        let below = request.openScope("below")
+        // Kept in the tables of the scope that registers it (when it does) and of the two below.
+        if case .replacedInScope = removal { _ = try session.require(Session.self) }
+        _ = try request.require(Session.self)
+        _ = try below.require(Session.self)
+        switch removal {
+        case .replacedInContainer:
+            container.register(Session.self, reuse: .singleton, ifAlreadyRegistered: .replace) { Session() }
+        case .unregisteredFromContainer: #expect(container.unregister(Session.self))
+        case .replacedInScope: session.register(Session.self, reuse: .singleton, ifAlreadyRegistered: .replace) { Session() }
+        case .unregisteredFromScope: #expect(session.unregister(Session.self))
+        case .providedOver: session.provide(Session())
+        }
+        Container.reclaim()
+        #expect(registration != nil, "held by the scopes that keep its instances")
+        let report = session.report()
+        let requestReport = try #require(report.children.first)
+        for scopeReport in [requestReport, try #require(requestReport.children.first)] {
+            #expect(scopeReport.instances.map(\.service) == [ServiceKey(service: Session.self)])
+            #expect(scopeReport.instances.map(\.reuse) == [.inScope])
+        }
+        if case .replacedInScope = removal { #expect(report.instances.map(\.reuse) == [.inScope]) }
+        session.dispose()
+        Container.reclaim()
+        #expect(registration == nil, "released with the last scope that kept an instance of it")
+    }
+
     @Test("the leak check names a disposed scope's instance that something still holds")
     func leakCheck() throws {
         let container = Container()

@@ -306,6 +306,7 @@ public final class Scope: Resolving, @unchecked Sendable {
         let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock { locked in
             guard !isDisposedValue else { return (nil, nil) }
             let replaced = locals.updateValue(.value(value), forKey: serviceKey)
+            pinHereAndBelow(replaced: replaced, locked)
             let (index, retired) = registry.markScopeLocal(serviceKey, locked)
             publishProvided(box, index: index, locked)
             return (retired, replaced)
@@ -343,6 +344,23 @@ public final class Scope: Resolving, @unchecked Sendable {
     func unpublishHereAndBelow(index: Int, _ locked: borrowing Locked) {
         table?.unpublish(for: index, locked)
         unpublishBelow(index: index, locked)
+    }
+
+    /// Pins `registration`, which is being taken out of use (unregistered, replaced), in the tables of this scope
+    /// and of the open scopes below that keep an instance of it as it is (``ScopeTable/pinRegistration(_:index:_:)``):
+    /// those tables name it without holding it while it is registered. Call before anything releases it.
+    func pinHereAndBelow(_ registration: any Registration, _ locked: borrowing Locked) {
+        let index = registration.index
+        table?.pinRegistration(registration, index: index, locked)
+        guard !children.isEmpty else { return }
+        for scope in subtreeDeepestFirst(locked) where scope !== self {
+            scope.table?.pinRegistration(registration, index: index, locked)
+        }
+    }
+
+    /// ``pinHereAndBelow(_:_:)`` for what `local` replaced, when it was a registration.
+    func pinHereAndBelow(replaced local: Local?, _ locked: borrowing Locked) {
+        if case .registration(let registration)? = local { pinHereAndBelow(registration, locked) }
     }
 
     /// Publishes `box`, a cached instance (see ``CachedInstance``), in this child scope's table for the lock-free

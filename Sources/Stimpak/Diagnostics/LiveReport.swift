@@ -158,7 +158,9 @@ extension Scope {
         let caches: [(cache: AnyObject, kept: ScopeTable.Kept?)] =
             parent == nil
             ? registry.entries.values.compactMap { entry in entry.registration?.rootCacheObject(locked).map { ($0, nil) } }
-            : tableCaches(locked)
+            // A disposed scope's table may name registrations taken out of use since (only an open scope's are
+            // pinned, see `pinHereAndBelow`); what it cached is being released.
+            : isDisposedValue ? [] : tableCaches(locked)
         var instances: [ScopeReport.Instance] = []
         let mine = ObjectIdentifier(self)
         for (cache, kept) in caches {

@@ -2,7 +2,11 @@
 /// (a comparator), and for a slot the instance published for the lock-free path (see ``CachedInstance``).
 /// A registration that needs no slot's states keeps its instance in the entry itself, with its registration
 /// and creation number, and the creating thread's context marks the entry while it is made (see
-/// ``Scope/resolveInTable(_:_:owner:_:)``).
+/// ``Scope/resolveInTable(_:_:owner:_:)``). The entry names its registration without holding it while the
+/// registration is registered (the registry or a scope holds it then): a request's creation and its table's
+/// release write no reference count that every request shares. A registration taken out of use is pinned
+/// first in every open scope's table that names it (``pinRegistration(_:index:_:)``), so the live report never
+/// reads a freed one.
 ///
 /// Open addressing over the entries allocated at the end of the table's own object (one allocation). The
 /// locked path inserts and publishes under the container's lock; the lock-free path probes inside a read
@@ -23,7 +27,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     static func make(capacity: Int) -> ScopeTable {
         let table = unsafeDowncast(
             create(minimumCapacity: capacity) { _ in ScopeTableHeader(size: capacity) }, to: ScopeTable.self)
-        table.entries.initialize(repeating: Entry(index: empty, box: 0, cache: nil, registration: nil, creation: 0), count: capacity)
+        table.entries.initialize(repeating: Entry(index: empty, box: 0, cache: nil, registration: 0, creation: 0), count: capacity)
         assert(ScopeTableHeader.stateOffset == MemoryLayout<ScopeTableHeader>.offset(of: \.state))
         return table
     }
@@ -47,7 +51,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         if state.pointee.ownsCaches {
             for position in 0..<size {
                 entries[position].cache?.release()
-                entries[position].registration?.release()
+                Self.releaseIfPinned(entries[position].registration)
             }
         }
         entries.deinitialize(count: size)
@@ -117,7 +121,8 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         return (0..<size).compactMap { position in
             let entry = entries[position]
             guard let cache = entry.cache else { return nil }
-            return (cache.takeUnretainedValue(), entry.registration.map { ($0.takeUnretainedValue(), entry.creation) })
+            guard let registration = Self.registration(entry.registration) else { return (cache.takeUnretainedValue(), nil) }
+            return (cache.takeUnretainedValue(), (registration.takeUnretainedValue(), entry.creation))
         }
     }
 
@@ -128,25 +133,27 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     /// Adds (or, when `index` has one, replaces) the cache of a registration; the table keeps it alive.
     /// Call when ``hasRoom``.
     func set(_ cache: AnyObject, for index: Int, _ locked: borrowing Locked) {
-        store(.passRetained(cache), registration: nil, creation: 0, for: index, locked)
+        store(.passRetained(cache), registration: 0, creation: 0, for: index, locked)
     }
 
     /// Adds (or replaces) `instance` (an ``InstanceBox`` when `isBox`), which this table's scope made for
     /// `registration` and keeps as it is, with its creation number, and publishes it (see ``CachedInstance``);
-    /// the table keeps both alive. Call when ``hasRoom``.
+    /// the table keeps the instance alive, and names the registration without holding it (see
+    /// ``pinRegistration(_:index:_:)``). Call when ``hasRoom``.
     func keep(
         _ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int,
         _ locked: borrowing Locked
     ) {
         let position = store(
-            .passRetained(instance), registration: .passRetained(registration), creation: creation, for: index, locked)
+            .passRetained(instance), registration: UInt(bitPattern: Unmanaged.passUnretained(registration).toOpaque()),
+            creation: creation, for: index, locked)
         AtomicWord(words(at: position) + 1).publish(instance: instance, isBox: isBox)
     }
 
     /// Returns the entry's position.
     @discardableResult
     private func store(
-        _ cache: Unmanaged<AnyObject>, registration: Unmanaged<AnyObject>?, creation: Int, for index: Int,
+        _ cache: Unmanaged<AnyObject>, registration: UInt, creation: Int, for index: Int,
         _ locked: borrowing Locked
     ) -> Int {
         let position = probe(UInt(index), locked)
@@ -164,13 +171,37 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     func clear(for index: Int, _ locked: borrowing Locked) {
         let entry = entries + probe(UInt(index), locked)
         guard entry.pointee.index == UInt(index) else { return }
-        Self.replaceReferences(of: entry, cache: nil, registration: nil, creation: 0)
+        Self.replaceReferences(of: entry, cache: nil, registration: 0, creation: 0)
+    }
+
+    /// Holds `registration`, which has `index`, if this table's entry for `index` names it: call when it is taken
+    /// out of use (unregistered, replaced), before anything releases it, so that the entry's name stays valid
+    /// while the instance it names is here.
+    func pinRegistration(_ registration: AnyObject, index: Int, _ locked: borrowing Locked) {
+        let entry = entries + probe(UInt(index), locked)
+        let bits = UInt(bitPattern: Unmanaged.passUnretained(registration).toOpaque())
+        guard entry.pointee.index == UInt(index), entry.pointee.registration == bits else { return }
+        _ = Unmanaged.passUnretained(registration).retain()
+        entry.pointee.registration = bits | Self.pinned
+    }
+
+    /// The low bit of an entry's `registration`: set when the entry holds the registration (object addresses
+    /// are aligned, so it is free).
+    private static let pinned: UInt = 1
+
+    /// The registration an entry's `registration` names, or nil.
+    private static func registration(_ bits: UInt) -> Unmanaged<AnyObject>? {
+        UnsafeMutableRawPointer(bitPattern: bits & ~pinned).map { Unmanaged<AnyObject>.fromOpaque($0) }
+    }
+
+    private static func releaseIfPinned(_ bits: UInt) {
+        if bits & pinned != 0 { registration(bits)?.release() }
     }
 
     /// Puts the references (retained by the caller) and creation number in `entry`, and releases the ones it
     /// held, after: a release may run a deinit, which must find the entry consistent.
     private static func replaceReferences(
-        of entry: UnsafeMutablePointer<Entry>, cache: Unmanaged<AnyObject>?, registration: Unmanaged<AnyObject>?,
+        of entry: UnsafeMutablePointer<Entry>, cache: Unmanaged<AnyObject>?, registration: UInt,
         creation: Int
     ) {
         let old = (cache: entry.pointee.cache, registration: entry.pointee.registration)
@@ -178,7 +209,7 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         entry.pointee.registration = registration
         entry.pointee.creation = creation
         old.cache?.release()
-        old.registration?.release()
+        releaseIfPinned(old.registration)
     }
 
     /// Publishes the cached instance (see ``CachedInstance``) of the registration with `index`, which has an
@@ -245,7 +276,8 @@ struct ScopeTableEntry {
     var box: UInt
     var cache: Unmanaged<AnyObject>?
     /// When `cache` is an instance the table's scope made and keeps as it is, what a ``Slot`` would say of it
-    /// (for the live report): its registration (retained) and creation number; else nil and 0.
-    var registration: Unmanaged<AnyObject>?
+    /// (for the live report): its registration's address, with the low bit set when the entry holds it (see
+    /// ``ScopeTable/pinRegistration(_:index:_:)``), and creation number; else 0 and 0.
+    var registration: UInt
     var creation: Int
 }
