@@ -269,9 +269,10 @@ import Stimpak
         case replacedInContainer, unregisteredFromContainer, replacedInScope, unregisteredFromScope, providedOver
     }
 
-    /// A scope's table names the registration of an instance it keeps without holding it while it is registered;
-    /// taken out of use, the registration is held by every open scope that keeps an instance of it, so the live
-    /// report names that instance by it (and never reads a freed one) until those scopes are disposed. Then it goes.
+    /// A scope's table names the container's registration of an instance it keeps without holding it while it is
+    /// registered; taken out of use, the registration is held by every open scope that keeps an instance of it
+    /// (a scope's own registration, by the slots its instances go through), so the live report names that instance
+    /// by it (and never reads a freed one) until those scopes are disposed. Then it goes.
     @Test("the live report names an instance whose registration was taken out of use", arguments: Removal.allCases)
     func liveReportAfterRemoval(_ removal: Removal) throws {
         let container = Container()
@@ -311,6 +312,34 @@ import Stimpak
         session.dispose()
         Container.reclaim()
         #expect(registration == nil, "released with the last scope that kept an instance of it")
+    }
+
+    /// A factory runs without the container's lock: a registration unregistered or replaced while it runs (here by
+    /// the factory itself; in a server, by another thread) keeps its instance in the scope's table with the
+    /// registration held, and the report names it by it.
+    @Test("an instance made while its registration was taken out of use keeps it for the report", arguments: [true, false])
+    func liveReportAfterRemovalDuringCreation(replacing: Bool) throws {
+        let container = Container()
+        let scope = container.openScope("request")
+        weak var registration: ServiceResolver<Session, Void>?
+        registration = container.register(Session.self, reuse: .scopedTo("request")) { (_: Scope) in
+            if replacing {
+                container.register(Session.self, reuse: .singleton, ifAlreadyRegistered: .replace) { Session() }
+            } else {
+                _ = container.unregister(Session.self)
+            }
+            return Session()
+        }
+        // A scope below finds its owner through `.scopedTo`: the owner, "request", keeps the instance.
+        let below = scope.openScope("below")
+        _ = try below.require(Session.self)
+        Container.reclaim()
+        #expect(registration != nil, "held by the table that keeps its instance")
+        #expect(scope.report().instances.map(\.service) == [ServiceKey(service: Session.self)])
+        #expect(scope.report().instances.map(\.reuse) == [.scopedTo("request")])
+        scope.dispose()
+        Container.reclaim()
+        #expect(registration == nil)
     }
 
     @Test("the leak check names a disposed scope's instance that something still holds")

@@ -237,6 +237,60 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// Request scopes keeping `.inScope` instances in their tables (which name the container's registration
+    /// without holding it), raced against `.replace` and `unregister` of that registration and the live report,
+    /// which reads the names: every report names the instances, and the registrations taken out of use are
+    /// freed once no scope keeps an instance of them.
+    @Test func keptInstancesRaceReplacementAndTheLiveReport() {
+        /// A registration taken out of use, held weakly.
+        final class Taken: @unchecked Sendable {  // set once, before it is shared
+            weak var registration: ServiceResolver<Canary, Void>?
+            init(_ registration: ServiceResolver<Canary, Void>?) { self.registration = registration }
+        }
+        let container = Container()
+        let holder = container.openScope("holder")
+        let current = Shared<ServiceResolver<Canary, Void>?>(container.register(Canary.self, { Canary() }, reuse: .inScope))
+        let requests = Shared((0..<Self.readers).map { holder.openScope($0) })
+        let round = Shared(0)
+        let health = Health()
+        let taken = Shared([Taken]())
+        race(readers: Self.readers, health: health) { tally in
+            let scope = holder.openScope()
+            for _ in 0..<4 { tally.check(scope.resolve(Canary.self)) }
+            for instance in scope.report().instances {
+                #expect(instance.service == ServiceKey(service: Canary.self))
+            }
+            scope.dispose()
+        } write: {
+            round.value += 1
+            let old = current.value
+            switch round.value % 3 {
+            case 0:
+                current.value = container.register(Canary.self, { Canary() }, reuse: .inScope, ifAlreadyRegistered: .replace)
+            case 1:
+                container.unregister(Canary.self)
+                current.value = nil
+            default:
+                current.value = container.register(Canary.self, { Canary() }, reuse: .inScope)
+            }
+            if current.value !== old { taken.value.append(Taken(old)) }
+            // The requests kept open across changes keep instances of registrations taken out of use.
+            for request in requests.value { _ = request.resolve(Canary.self) }
+            _ = holder.report().description
+            if round.value % 16 == 0 {
+                for request in requests.value { request.dispose() }
+                requests.value = (0..<Self.readers).map { holder.openScope($0) }
+            }
+        }
+        health.expectHealthy()
+        current.value = nil
+        holder.dispose()
+        container.unregister(Canary.self)
+        Container.reclaim()
+        #expect(taken.value.count > 2)
+        #expect(taken.value.allSatisfy { $0.registration == nil }, "a registration outlived every scope that kept its instances")
+    }
+
     /// Async creations (a singleton and each request's `.inScope` instance, made by async factories that
     /// suspend) awaited by many tasks, raced against the request scopes' disposal and the singleton's
     /// unregistering and re-registering: every resolve gets a live instance or an error, never a freed one,

@@ -306,7 +306,6 @@ public final class Scope: Resolving, @unchecked Sendable {
         let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock { locked in
             guard !isDisposedValue else { return (nil, nil) }
             let replaced = locals.updateValue(.value(value), forKey: serviceKey)
-            pinHereAndBelow(replaced: replaced, locked)
             let (index, retired) = registry.markScopeLocal(serviceKey, locked)
             publishProvided(box, index: index, locked)
             return (retired, replaced)
@@ -346,21 +345,19 @@ public final class Scope: Resolving, @unchecked Sendable {
         unpublishBelow(index: index, locked)
     }
 
-    /// Pins `registration`, which is being taken out of use (unregistered, replaced), in the tables of this scope
-    /// and of the open scopes below that keep an instance of it as it is (``ScopeTable/pinRegistration(_:index:_:)``):
-    /// those tables name it without holding it while it is registered. Call before anything releases it.
-    func pinHereAndBelow(_ registration: any Registration, _ locked: borrowing Locked) {
+    /// Takes the container's `registration` out of use (unregistered, replaced) as the scopes' tables see it: an
+    /// open scope's table that names it for an instance it keeps (``ScopeTable/pinRegistration(_:index:_:)``)
+    /// holds it from now on, and a creation that ends later keeps its instance with the registration held.
+    /// Call on the root before anything releases the registration.
+    func takeOutOfTables(_ registration: any Registration, _ locked: borrowing Locked) {
+        guard registration.takeOutOfTables(locked) else { return }
         let index = registration.index
-        table?.pinRegistration(registration, index: index, locked)
-        guard !children.isEmpty else { return }
-        for scope in subtreeDeepestFirst(locked) where scope !== self {
+        // Every open scope, in no order; the root has no table.
+        var pending = children.all.filter { !$0.isDisposedValue }
+        while let scope = pending.popLast() {
             scope.table?.pinRegistration(registration, index: index, locked)
+            if !scope.children.isEmpty { pending.append(contentsOf: scope.children.all.filter { !$0.isDisposedValue }) }
         }
-    }
-
-    /// ``pinHereAndBelow(_:_:)`` for what `local` replaced, when it was a registration.
-    func pinHereAndBelow(replaced local: Local?, _ locked: borrowing Locked) {
-        if case .registration(let registration)? = local { pinHereAndBelow(registration, locked) }
     }
 
     /// Publishes `box`, a cached instance (see ``CachedInstance``), in this child scope's table for the lock-free

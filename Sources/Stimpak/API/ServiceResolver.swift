@@ -17,6 +17,16 @@
 /// registration's generic order").
 public typealias ServiceResolver<Service, Args> = ServiceRegistration<Args, Service>
 
+/// Whether the scopes' tables may name a registration without holding it (``ScopeTable``).
+enum TableNaming {
+    /// No table has named it.
+    case unnamed
+    /// A table may name it: taken out of use, it is pinned in every open scope's table first.
+    case named
+    /// Unregistered or replaced: a table that keeps an instance of it holds it.
+    case outOfUse
+}
+
 /// The class of a registration: use it as ``ServiceResolver``, `ServiceResolver<Service, Args>`.
 ///
 /// `Service` comes last so that the runtime's metadata cache tells registrations apart by it.
@@ -30,6 +40,9 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// The service type, the arguments type and the key this registration answers to.
     public let serviceKey: ServiceKey
     let index: Int
+    /// How the scopes' tables name it (``ScopeTable``): guarded by the container's lock, and declared before every
+    /// field whose size depends on `Args` or `Service`, so that unspecialized code reads it at a fixed offset.
+    @exclusivity(unchecked) private var tableNaming = TableNaming.unnamed
     @usableFromInline let factory: (Scope, Args) throws -> Service
     /// The factory of a registration made with an `async` one, which only an `async` resolve runs (then
     /// `factory` is never called); nil for a synchronous registration.
@@ -117,6 +130,24 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         self.transientCheck = rootWord.advanced(by: 2)
         self.boxTypeWord = rootWord.advanced(by: 3)
         self.disposalMakerWord = rootWord.advanced(by: 4)
+    }
+
+    /// Whether a table that keeps an instance of it as it is (see ``ScopeTable/keep(_:isBox:of:pinned:creation:for:_:)``)
+    /// holds it: only once it is out of use; while it is registered the registry holds it, and the table names it.
+    @inline(__always)
+    func isHeldByTables(_ locked: borrowing Locked) -> Bool {
+        switch tableNaming {
+        case .unnamed:
+            tableNaming = .named
+            return false
+        case .named: return false
+        case .outOfUse: return true
+        }
+    }
+
+    func takeOutOfTables(_ locked: borrowing Locked) -> Bool {
+        defer { tableNaming = .outOfUse }
+        return tableNaming == .named
     }
 
     deinit {

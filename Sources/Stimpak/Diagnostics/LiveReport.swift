@@ -159,7 +159,7 @@ extension Scope {
             parent == nil
             ? registry.entries.values.compactMap { entry in entry.registration?.rootCacheObject(locked).map { ($0, nil) } }
             // A disposed scope's table may name registrations taken out of use since (only an open scope's are
-            // pinned, see `pinHereAndBelow`); what it cached is being released.
+            // pinned, see `takeOutOfTables`); what it cached is being released.
             : isDisposedValue ? [] : tableCaches(locked)
         var instances: [ScopeReport.Instance] = []
         let mine = ObjectIdentifier(self)

@@ -76,13 +76,14 @@ extension Scope {
     }
 
     /// Keeps `instance` (an ``InstanceBox`` when `isBox`), which this child scope made for `registration`, in
-    /// its table as it is (see ``resolveInTable(_:_:owner:_:)``), with its creation number, and publishes it.
+    /// its table as it is (see ``resolveInTable(_:_:owner:_:)``), with its creation number, and publishes it;
+    /// the table holds `registration` when `pinned` (see ``ScopeTable/keep(_:isBox:of:pinned:creation:for:_:)``).
     func keep(
-        _ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int,
+        _ instance: AnyObject, isBox: Bool, of registration: AnyObject, pinned: Bool, creation: Int, for index: Int,
         _ locked: borrowing Locked
     ) {
         tableWithRoom(locked)._withUnsafeGuaranteedRef {
-            $0.keep(instance, isBox: isBox, of: registration, creation: creation, for: index, locked)
+            $0.keep(instance, isBox: isBox, of: registration, pinned: pinned, creation: creation, for: index, locked)
         }
     }
 

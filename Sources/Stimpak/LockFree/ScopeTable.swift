@@ -2,11 +2,12 @@
 /// (a comparator), and for a slot the instance published for the lock-free path (see ``CachedInstance``).
 /// A registration that needs no slot's states keeps its instance in the entry itself, with its registration
 /// and creation number, and the creating thread's context marks the entry while it is made (see
-/// ``Scope/resolveInTable(_:_:owner:_:)``). The entry names its registration without holding it while the
-/// registration is registered (the registry or a scope holds it then): a request's creation and its table's
-/// release write no reference count that every request shares. A registration taken out of use is pinned
-/// first in every open scope's table that names it (``pinRegistration(_:index:_:)``), so the live report never
-/// reads a freed one.
+/// ``Scope/resolveInTable(_:_:owner:_:)``). Only the container's registrations are kept so (a scope's own go
+/// through slots), and an entry names its registration without holding it while it is registered (the registry
+/// holds it then): a request's creation and its table's release write no reference count that every request
+/// shares. A registration taken out of use is pinned first in every open scope's table that names it
+/// (``Scope/takeOutOfTables(_:_:)``), and a creation that ends after that keeps its instance with the
+/// registration held, so the live report never reads a freed one.
 ///
 /// Open addressing over the entries allocated at the end of the table's own object (one allocation). The
 /// locked path inserts and publishes under the container's lock; the lock-free path probes inside a read
@@ -138,15 +139,18 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
 
     /// Adds (or replaces) `instance` (an ``InstanceBox`` when `isBox`), which this table's scope made for
     /// `registration` and keeps as it is, with its creation number, and publishes it (see ``CachedInstance``);
-    /// the table keeps the instance alive, and names the registration without holding it (see
-    /// ``pinRegistration(_:index:_:)``). Call when ``hasRoom``.
+    /// the table keeps the instance alive, and names the registration: holding it when `pinned` (it is out of
+    /// use), without holding it otherwise (see ``pinRegistration(_:index:_:)``). Call when ``hasRoom``.
     func keep(
-        _ instance: AnyObject, isBox: Bool, of registration: AnyObject, creation: Int, for index: Int,
+        _ instance: AnyObject, isBox: Bool, of registration: AnyObject, pinned: Bool, creation: Int, for index: Int,
         _ locked: borrowing Locked
     ) {
-        let position = store(
-            .passRetained(instance), registration: UInt(bitPattern: Unmanaged.passUnretained(registration).toOpaque()),
-            creation: creation, for: index, locked)
+        var bits = UInt(bitPattern: Unmanaged.passUnretained(registration).toOpaque())
+        if pinned {
+            _ = Unmanaged.passUnretained(registration).retain()
+            bits |= Self.pinned
+        }
+        let position = store(.passRetained(instance), registration: bits, creation: creation, for: index, locked)
         AtomicWord(words(at: position) + 1).publish(instance: instance, isBox: isBox)
     }
 
@@ -174,9 +178,9 @@ final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
         Self.replaceReferences(of: entry, cache: nil, registration: 0, creation: 0)
     }
 
-    /// Holds `registration`, which has `index`, if this table's entry for `index` names it: call when it is taken
-    /// out of use (unregistered, replaced), before anything releases it, so that the entry's name stays valid
-    /// while the instance it names is here.
+    /// Holds `registration`, which has `index`, if this table's entry for `index` names it without holding it:
+    /// call when it is taken out of use (unregistered, replaced), before anything releases it, so that the
+    /// entry's name stays valid while the instance it names is here.
     func pinRegistration(_ registration: AnyObject, index: Int, _ locked: borrowing Locked) {
         let entry = entries + probe(UInt(index), locked)
         let bits = UInt(bitPattern: Unmanaged.passUnretained(registration).toOpaque())

@@ -52,7 +52,6 @@ extension Scope {
         }
         // The registration or `provide`d value it replaces.
         let replaced = locals.updateValue(.registration(resolver), forKey: serviceKey)
-        pinHereAndBelow(replaced: replaced, locked)
         let (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true, locked)
         // What this scope and those below published for the key came from above, or from the replaced one.
         unpublishHereAndBelow(index: index, locked)
@@ -98,7 +97,7 @@ extension Scope {
             defer { if refused { registry.entries[serviceKey]?.registration = existing } }
             if try policy.resolveConflict(serviceKey) {
                 refused = false
-                pinHereAndBelow(existing, locked)
+                takeOutOfTables(existing, locked)
                 registry.retire(existing, locked)
             }
             return resolver
@@ -136,14 +135,13 @@ extension Scope {
             return registry.change { locked in
                 guard let removed = registry.entries[key]?.registration else { return false }
                 registry.entries[key]?.registration = nil
-                pinHereAndBelow(removed, locked)
+                takeOutOfTables(removed, locked)
                 registry.retire(removed, locked)
                 return true
             }
         }
         let removed: (any Registration)? = registry.lock.withLock { locked in
             guard case .registration(let registration)? = locals[key] else { return nil }
-            pinHereAndBelow(registration, locked)
             locals[key] = nil
             if let index = registry.entries[key]?.localsIndex {
                 unpublishHereAndBelow(index: index, locked)
@@ -209,11 +207,11 @@ extension Scope {
                 let marked: (index: Int, retired: LookupTable?)
                 switch local {
                 case .value(let value):
-                    pinHereAndBelow(replaced: self.locals.updateValue(.value(value), forKey: key), locked)
+                    self.locals[key] = .value(value)
                     marked = registry.markScopeLocal(key, locked)
                 case .registration(let registration):
                     let duplicate = registration.register(in: registry, index: registry.makeIndex(locked), locked)
-                    pinHereAndBelow(replaced: self.locals.updateValue(.registration(duplicate), forKey: key), locked)
+                    self.locals[key] = .registration(duplicate)
                     marked = registry.markScopeLocal(key, isRegistration: true, locked)
                 }
                 if let table = marked.retired { retired.append(table) }

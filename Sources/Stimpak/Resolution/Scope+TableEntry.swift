@@ -59,8 +59,10 @@ extension Scope {
         // An owner disposed meanwhile took the table with the mark: ending the creation settles a slot made of it.
         let locked = try owner.lockAndKeepDisposal(record, of: resolver, ending: .tableEntry(index, context))
         guard let slot = owner.takeInflatedSlot(index, locked) else {
+            // Its factory ran without the lock: the registration may have been taken out of use meanwhile.
             owner.keep(
-                box, isBox: resolver.cachesInBox, of: resolver, creation: registry.nextCreation(locked), for: index, locked)
+                box, isBox: resolver.cachesInBox, of: resolver, pinned: resolver.isHeldByTables(locked),
+                creation: registry.nextCreation(locked), for: index, locked)
             if registry.tracksInstances { owner.track(box, of: resolver, locked) }
             registry.lock.release(locked)
             // Made: the callbacks deferred while it was being made can find it now.

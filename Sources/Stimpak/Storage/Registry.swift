@@ -20,6 +20,9 @@ protocol Registration: AnyObject, Sendable {
     /// Detaches the instances the root scope caches for it, for the caller to release outside the lock
     /// once readers are done.
     func takeRootCache(_ locked: borrowing Locked) -> AnyObject?
+    /// Marks it out of use as the scopes' tables see it, and returns whether a table may name it without holding
+    /// it (see ``Scope/takeOutOfTables(_:_:)``).
+    func takeOutOfTables(_ locked: borrowing Locked) -> Bool
     /// The root scope's cache for it (a `Slot` or an `InstanceCache`), for the live report.
     func rootCacheObject(_ locked: borrowing Locked) -> AnyObject?
     /// What its factory resolves, when known.
