@@ -19,7 +19,7 @@
 /// access goes through the runtime's exclusivity checks: the container's lock keeps writers apart.
 final class ScopeTable: ManagedBuffer<ScopeTableHeader, ScopeTableEntry> {
     typealias Entry = ScopeTableEntry
-    /// What an entry says of an instance it keeps as it is (see ``keep(_:isBox:of:creation:for:_:)``).
+    /// What an entry says of an instance it keeps as it is (see ``keep(_:isBox:of:pinned:creation:for:_:)``).
     typealias Kept = (registration: AnyObject, creation: Int)
 
     private static let empty = UInt.max
