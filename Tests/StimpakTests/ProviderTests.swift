@@ -195,6 +195,64 @@ import Stimpak
         #expect(container.validate().problems.isEmpty)
     }
 
+    /// A provider keeps no instance of its own: two reused services that reach each other through a provider (the
+    /// usual way to break a construction cycle) are released with their scope, a request's with the request, the
+    /// container's singletons with the container.
+    @Test(arguments: [false, true])
+    func servicesThatReachEachOtherThroughAProviderGoWithTheirScope(inRequest: Bool) throws {
+        final class Cart: Sendable {
+            let session: Session
+            init(session: Session) { self.session = session }
+        }
+        final class Session: Sendable {
+            let makeCart: Provider<Cart>
+            init(makeCart: Provider<Cart>) { self.makeCart = makeCart }
+        }
+        weak var session: Session?
+        weak var cart: Cart?
+        var container: Container? = Container()
+        let reuse: Reuse = inRequest ? .inScope : .singleton
+        container?.autowire(Session.self, reuse: reuse, Session.init)
+        container?.autowire(Cart.self, reuse: reuse, Cart.init)
+        let request = try #require(container?.openScope("request"))
+        do {
+            let scope: Scope = inRequest ? request : try #require(container?.root)
+            let made = try scope.require(Session.self)
+            #expect(made.makeCart.isBound)
+            let first = try made.makeCart()
+            #expect(try made.makeCart() === first)
+            #expect(first.session === made)
+            (session, cart) = (made, first)
+        }
+        #expect(session != nil && cart != nil)
+        if inRequest { request.dispose() } else { container = nil }
+        Container.reclaim()
+        #expect(session == nil, "released with its scope")
+        #expect(cart == nil, "released with its scope")
+        withExtendedLifetime(container) {}
+    }
+
+    /// A provider held past its container's release keeps its own registration (its factory), not the others'.
+    @Test func aProviderHeldPastItsContainerKeepsOnlyItsRegistration() throws {
+        final class Captured: Sendable {}
+        weak var captured: Captured?
+        var container: Container? = Container()
+        container?.register(Foo.self) { Foo() }
+        do {
+            let object = Captured()
+            captured = object
+            container?.register(Person.self) { withExtendedLifetime(object) { Person("a", "b") } }
+        }
+        let makeFoo = try #require(container?.provider(Foo.self))
+        #expect(makeFoo.isBound)
+        _ = try makeFoo()
+        container = nil
+        Container.reclaim()
+        #expect(captured == nil, "the other registrations go with the container")
+        #expect(!makeFoo.isBound)
+        #expect(throws: ResolutionError.self) { try makeFoo() }
+    }
+
     @Test func providerOfAnUnregisteredServiceIsNotBoundAndThrowsWhatRequireThrows() throws {
         let container = Container()
         let makeFoo = container.provider(Foo.self)

@@ -12,7 +12,8 @@
 ///
 /// A container and its scopes are `Sendable`: register, resolve, open and dispose from any threads at once.
 /// Releasing the last reference to a container disposes it and frees its registrations, factories and
-/// everything they capture, even while a scope opened from it is still held (it is disposed).
+/// everything they capture, even while a scope opened from it is still held (it is disposed); a `Provider` held
+/// past it keeps only the registration it is bound to.
 public final class Container: Resolving, Sendable {
     let registry: Registry
     /// The root scope: it holds the singletons and the `.inScope` instances resolved from the container.

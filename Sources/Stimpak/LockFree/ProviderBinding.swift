@@ -3,94 +3,93 @@ import CStimpakAtomics
 // A provider's handle on its registration (ARCHITECTURE.md, "Bound providers", gives the argument):
 //
 // - bind: under the container's lock, a provider finds what a lock-free resolve would find for its service
-//   (a transient's factory, or a reused instance's cache) and holds, strongly, the registration, the scope and
-//   the published table of that moment.
-// - call: no read section. The provider checks two words: the scope (and the root) is not disposed, and the
-//   registry's table word still holds the table it bound to. Every change that could make a resolve find
-//   something else (register, unregister, `.replace`, a setting, a decorator, `provide`, a scope's
-//   registration, an observer) retires the table; the provider holds that table, so no later table is
-//   allocated at its address and the comparison cannot pass for a changed world. When it fails, the call
-//   resolves as `require` does.
-// - what it reads after the check it owns: the registration (its factory), the scope, and the instance it
-//   keeps. Nothing it reads is published memory that a writer may reclaim, so it needs no read section.
+//   (a transient's factory, or where a reused instance is published) and holds the registration and the scope
+//   strongly, and the published table of that moment unowned (its address stays reserved; its registrations go
+//   with it).
+// - call: the provider checks two words: the scope is not disposed, and the registry's table word still holds
+//   the table it bound to. Every change that could make a resolve find something else (register, unregister,
+//   `.replace`, a setting, a decorator, `provide`, a scope's registration, an observer) retires the table; no
+//   later table is allocated at its address while the provider holds it, so the comparison cannot pass for a
+//   changed world. When it fails, the call resolves as `require` does.
+// - a transient's call reads, after the check, only what it owns (the registration and its factory, the scope):
+//   no read section. A reused service's call loads the published instance (the registration's root word, or
+//   the scope's table) inside a read section, as a resolve does, and keeps nothing: the instance stays its
+//   cache's, which the scope's disposal releases.
 
 /// A provider's registration, found once when the provider is made (as DryIoc compiles a registration to a
 /// delegate once): a call checks that the registrations and the scope are as they were, then calls the
-/// factory or returns the instance it keeps, without a lookup or a read section. A provider whose registration
-/// only a locked resolve serves holds one without a registration, whose calls resolve.
+/// factory, or loads the published instance where a resolve would find it, without a lookup. A provider whose
+/// registration only a locked resolve serves holds one without a registration, whose calls resolve.
 ///
 /// The provider's only stored property, so that the provider is one reference, passed in a register, and a
-/// call retains nothing. Unchecked `Sendable`: its stored properties are immutable (`key` is an `AnyHashable`,
-/// and keys are documented to be immutable values), but for the word of the kept instance, written once (0 to
-/// a retained box) by a compare-exchange and read atomically.
+/// call retains nothing but the instance. Unchecked `Sendable`: its stored properties are immutable (`key` is
+/// an `AnyHashable`, and keys are documented to be immutable values).
 @usableFromInline
 final class ProviderBinding<Service, Args>: @unchecked Sendable {
     /// The scope the provider resolves from (held: its words are read below).
     @usableFromInline let scope: Scope
     @usableFromInline let key: AnyHashable?
-    /// The scope's disposed word, and the root's (a root singleton's instance lives until the root's disposal).
+    /// The scope's disposed word.
     @usableFromInline let disposedWord: AtomicWord
-    @usableFromInline let rootDisposedWord: AtomicWord
     /// The registry's table word, and the bits of the table published when the binding was made; 1, which no
     /// table's address is, when there is no registration.
     @usableFromInline let tableWord: AtomicWord
     @usableFromInline let tableBits: UInt
-    /// That table, held so that its address names it: no other table is allocated there while this one lives.
-    private let table: LookupTable?
-    /// The registration, held: its factory stays callable whatever the registry does with it.
+    /// That table, unowned so that its address names it: no other object is allocated there while the binding
+    /// lives, and the table's registrations are released with it (a provider keeps only its own registration).
+    private unowned let table: LookupTable?
+    /// The registration, held: its factory stays callable, and its root word allocated, whatever the registry does
+    /// with it.
     @usableFromInline let resolver: ServiceResolver<Service, Args>?
-    /// For a reused service: 0, or a retained `InstanceBox<Service>` of the instance, written once. Nil for a
-    /// transient.
-    @usableFromInline let instanceWord: AtomicWord?
+    /// Where a reused service's instance is published: `.root`, the registration's root word (a singleton);
+    /// `.scoped`, the scope's table, at the registration's `index`; nil for a transient.
+    @usableFromInline let published: LookupTable.Route?
+    /// The registration's root word (allocated while the registration is held), and its index.
+    @usableFromInline let rootWord: AtomicWord?
+    @usableFromInline let index: Int
 
     /// A binding to `resolver`, found in `table` (see ``Scope/providerBinding(_:_:key:)``), or to nothing.
     init(
-        scope: Scope, key: AnyHashable?, root: Scope, tableWord: AtomicWord,
-        bound: (table: LookupTable, resolver: ServiceResolver<Service, Args>, isTransient: Bool)?
+        scope: Scope, key: AnyHashable?, tableWord: AtomicWord,
+        bound: (table: LookupTable, resolver: ServiceResolver<Service, Args>, route: LookupTable.Route)?
     ) {
         self.scope = scope
         self.key = key
         disposedWord = scope.disposedWord
-        rootDisposedWord = root.disposedWord
         self.tableWord = tableWord
         table = bound?.table
         tableBits = bound.map { UInt(bitPattern: Unmanaged.passUnretained($0.table).toOpaque()) } ?? 1
         resolver = bound?.resolver
-        instanceWord = bound.map { $0.isTransient } == false ? .allocate(count: 1) : nil
+        published = bound.flatMap { $0.route == .transient ? nil : $0.route }
+        rootWord = bound?.resolver.rootWord
+        index = bound?.resolver.index ?? 0
     }
 
-    deinit {
-        guard let instanceWord else { return }
-        // Nobody else holds the binding, so nobody reads the word.
-        if let box = instanceWord.loadPointer() { Unmanaged<InstanceBox<Service>>.fromOpaque(box).release() }
-        instanceWord.deallocate()
-    }
-
-    /// Whether a resolve now would find what the binding holds: neither scope is disposed, and the table it
-    /// bound to is still the published one.
-    ///
-    /// The root's word matters only for a kept instance, a root singleton's (for a transient, as for a resolve, the
-    /// scope's own is enough: the root's disposal disposes every scope).
+    /// Whether a resolve now would find what the binding holds: the scope is not disposed, and the table it bound
+    /// to is still the published one.
     @inlinable @inline(__always)
     var isCurrent: Bool {
         disposedWord.load() == 0 && tableWord.load() == tableBits
-            && (instanceWord == nil || rootDisposedWord.load() == 0)
     }
 
-    /// The instance, made by the factory or kept, when the binding is current; otherwise resolved as `require`
-    /// resolves it.
+    /// The instance, made by the factory or found where it is published, when the binding is current; otherwise
+    /// resolved as `require` resolves it.
     ///
-    /// Inlined into the provider's caller: only the checks, the path push and the factory call are inline, and
-    /// every other way out (a failed check, a first instance to keep, a cycle) is a call.
+    /// Inlined into the provider's caller: only the checks, the path push and the factory call (or the published
+    /// instance's load) are inline, and every other way out (a failed check, an instance not made yet, a cycle)
+    /// is a call.
     @inlinable @inline(__always)
     func callAsFunction(_ arguments: Args) throws(ResolutionError) -> Service {
         guard isCurrent else { return try resolve(arguments) }
-        guard let instanceWord else { return try make(arguments) }
-        // Written once and released only by `deinit`: the caller's reference to the binding keeps the box alive.
-        if let box = instanceWord.loadPointer() {
-            return Unmanaged<InstanceBox<Service>>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value }
+        guard let published else { return try make(arguments) }
+        // Inside a read section, as a resolve loads it: a disposal or an unregister may release it meanwhile.
+        let section = ReadSection.enter(from: scope)
+        let bits = published == .root ? rootWord.unsafelyUnwrapped.load() : scope.tableBoxBits(index, in: section)
+        guard let box = UnsafeMutableRawPointer(bitPattern: bits) else {
+            section.leave()
+            return try resolve(arguments)
         }
-        return try resolveAndKeep(arguments)
+        return section.leave(copying: box, as: Service.self)
     }
 
     /// Resolves as `require` does, with the registered alternatives in a `notRegistered` error (the errors of the
@@ -137,23 +136,4 @@ final class ProviderBinding<Service, Args>: @unchecked Sendable {
         throw ResolutionContext.current.pathError(.dependencyCycle, resolver.unsafelyUnwrapped)
     }
 
-    /// A reused service's first call: resolves as `require` does and keeps the instance (see ``keep(_:)``).
-    @inlinable @inline(never)
-    func resolveAndKeep(_ arguments: Args) throws(ResolutionError) -> Service {
-        try keep(resolve(arguments))
-    }
-
-    /// Keeps `instance`, which a resolve of the bound registration returned, for the next calls; the first
-    /// kept wins, and every call returns it (a reused service's resolves return one instance anyway).
-    @usableFromInline
-    func keep(_ instance: Service) -> Service {
-        guard let instanceWord else { return instance }
-        let box = Unmanaged.passRetained(InstanceBox(instance))
-        var expected: UInt = 0
-        let bits = UInt(bitPattern: box.toOpaque())
-        if stimpak_compare_exchange(instanceWord.address, &expected, bits) != 0 { return instance }
-        box.release()
-        return Unmanaged<InstanceBox<Service>>.fromOpaque(UnsafeRawPointer(bitPattern: expected).unsafelyUnwrapped)
-            .takeUnretainedValue().value
-    }
 }

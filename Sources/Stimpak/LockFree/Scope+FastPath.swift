@@ -240,7 +240,13 @@ extension Scope {
             guard bucket.pointee.route == .scoped, stimpak_thread_get().pointee.depth == 0 else { return nil }
             return bucket.pointee.rootWord?.load() ?? 0
         }
-        let index = bucket.pointee.index
+        return tableBoxBits(bucket.pointee.index, in: section)
+    }
+
+    /// The bits of the instance this child scope's table publishes at `index` (0 when none is): a `.scoped`
+    /// resolve's, and a bound provider's. Call inside a read section.
+    @usableFromInline
+    func tableBoxBits(_ index: Int, in section: borrowing ReadSection) -> UInt {
         // A thread other than the opener marks the scope's table as read by others before it loads it (a seq-cst
         // store before the seq-cst load), so that the scope's disposal scans the readers from then on.
         let sole = soleReaderWord.loadRelaxed()

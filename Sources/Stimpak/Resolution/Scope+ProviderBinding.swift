@@ -10,32 +10,31 @@ extension Scope {
     func providerBinding<Service, Args>(
         _ type: Service.Type, _ arguments: Args.Type, key: AnyHashable?
     ) -> ProviderBinding<Service, Args> {
-        ProviderBinding(
-            scope: self, key: key, root: root, tableWord: registry.tableWord, bound: bound(Service.self, Args.self, key: key))
+        ProviderBinding(scope: self, key: key, tableWord: registry.tableWord, bound: bound(Service.self, Args.self, key: key))
     }
 
     private func bound<Service, Args>(
         _ type: Service.Type, _ arguments: Args.Type, key: AnyHashable?
-    ) -> (table: LookupTable, resolver: ServiceResolver<Service, Args>, isTransient: Bool)? {
+    ) -> (table: LookupTable, resolver: ServiceResolver<Service, Args>, route: LookupTable.Route)? {
         let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
         // Interned before the lock: its `==` is user code.
         guard let interned = registry.intern(requested, adding: false) else { return nil }
-        return registry.lock.withLock { locked -> (LookupTable, ServiceResolver<Service, Args>, Bool)? in
+        return registry.lock.withLock { locked -> (LookupTable, ServiceResolver<Service, Args>, LookupTable.Route)? in
             guard !isDisposedValue, !root.isDisposedValue, registry.observedWord.loadRelaxed() == 0,
                 let entry = registry.entries[interned], !entry.hasScopeLocals, let registration = entry.registration
             else { return nil }
             registry.publishTableIfNeeded(locked)
             // Published under this lock, which every writer that retires it holds: alive while it is held.
             guard let table = registry.tableWord.withPublished(LookupTable.self, { $0 }) else { return nil }
-            let isTransient: Bool
+            let route: LookupTable.Route
             switch registration.route(locked) {
-            case .transient?: isTransient = true
-            case .root?: isTransient = false
-            case .scoped? where parent != nil: isTransient = false
+            case .transient?: route = .transient
+            case .root?: route = .root
+            case .scoped? where parent != nil: route = .scoped
             default: return nil
             }
             // The registry key holds the identities of `Service` and `Args`, so this is the registration's type.
-            return (table, unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), isTransient)
+            return (table, unsafeDowncast(registration, to: ServiceResolver<Service, Args>.self), route)
         }
     }
 }
