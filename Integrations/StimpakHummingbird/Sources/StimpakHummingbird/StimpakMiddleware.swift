@@ -86,12 +86,22 @@ public struct StimpakMiddleware<Context: StimpakRequestContext>: RouterMiddlewar
             do {
                 try await scope.withCurrent { try await body.write(writer) }
             } catch {
+                // The head is sent: the error can no longer become a 500, and Hummingbird logs a failed write at
+                // trace level only. A resolution error is logged here, at error level, with the request id.
+                if let error = error as? ResolutionError { Self.log(error, whileWritingBodyTo: logger) }
                 await disposal.run()
                 throw error
             }
             await disposal.run()
         }
         return response
+    }
+
+    /// Logs a resolution error thrown while a streamed body was written, after the response's head was sent.
+    static func log(_ error: ResolutionError, whileWritingBodyTo logger: Logger) {
+        logger.error(
+            "Stimpak could not resolve \(error.requested) while writing the response body; the response is cut short",
+            metadata: ["stimpak.error": "\(error)", "stimpak.code": "\(error.code)"])
     }
 
     /// What the handler's `error` becomes: a ``Stimpak/ResolutionError`` is logged and turned into a 500 that

@@ -37,22 +37,44 @@ public struct StimpakService: Service {
 
     /// Validates the container, makes its eager singletons, waits for the graceful shutdown, then disposes
     /// the container.
+    ///
+    /// When the service group is cancelled instead (another service threw, or the group was cancelled), the
+    /// server is cancelled at the same time and may still be finishing requests: the container is disposed all
+    /// the same, with a warning that says so, in a task of its own, so that its asynchronous hooks are not
+    /// cancelled with the group. A failed start-up disposes what it made before it throws.
     /// - Throws: ``InvalidContainer`` when validation finds a problem; `EagerSingletonFailures` when an eager
     ///   singleton cannot be made. Either stops the service group, the server with it.
     public func run() async throws {
         if validates {
             let problems = Self.problems(of: container)
             for problem in problems { logger.error("Stimpak: \(problem)") }
-            guard problems.isEmpty else { throw InvalidContainer(problems: problems) }
+            guard problems.isEmpty else {
+                await disposeContainer()
+                throw InvalidContainer(problems: problems)
+            }
         }
         do {
             try await container.makeEagerSingletons()
         } catch {
             logger.error("Stimpak: \(error)")
+            // The eager singletons made before the failure are disposed: their hooks run.
+            await disposeContainer()
             throw error
         }
-        try? await gracefulShutdown()
-        let failures = await container.dispose()
+        do {
+            try await gracefulShutdown()
+        } catch {
+            logger.warning(
+                "Stimpak: the service group was cancelled, not shut down gracefully: disposing the container while requests may still be running")
+        }
+        await disposeContainer()
+    }
+
+    /// Disposes the container, in a task of its own when this one is cancelled (so that no hook is cancelled with
+    /// it), and logs every hook that threw.
+    private func disposeContainer() async {
+        let container = self.container
+        let failures = Task.isCancelled ? await Task { await container.dispose() }.value : await container.dispose()
         for failure in failures {
             logger.error("Disposing \(failure.service) at shutdown threw", metadata: ["stimpak.error": "\(failure.error)"])
         }

@@ -81,6 +81,46 @@ import Testing
         #expect(valid.isDisposed)
     }
 
+    @Test("a failed start-up disposes the eager singletons it made, awaiting their hooks, before it throws")
+    func failedStartUpDisposesWhatItMade() async throws {
+        struct Broken: Error {}
+        final class Cache: Sendable {}
+        let closed = Counter()
+        let container = Container()
+        container.register(Pool.self, reuse: .eagerSingleton) { Pool(closed: closed) }
+        container.register(Cache.self, reuse: .eagerSingleton) { () throws -> Cache in throw Broken() }
+        let log = RecordedLog()
+        await #expect(throws: (any Error).self) {
+            try await StimpakService(container: container, logger: log.logger(), validates: false).run()
+        }
+        #expect(container.isDisposed)
+        #expect(closed.value.withLock { $0 } == 1, "the pool made before the failure was closed")
+    }
+
+    @Test("a cancelled service group: the container is disposed with a warning, its async hooks not cancelled")
+    func cancelledGroupDisposesTheContainerUncancelled() async throws {
+        let made = Counter()
+        let closed = Counter()
+        let container = Container()
+        container.register(Pool.self, reuse: .eagerSingleton) { () -> Pool in
+            made.value.withLock { $0 += 1 }
+            return Pool(closed: closed)
+        }
+        let log = RecordedLog()
+        let service = StimpakService(container: container, logger: log.logger(), validates: false)
+        try await testGracefulShutdown { _ in
+            let running = Task { try await service.run() }
+            #expect(try await eventually { made.value.withLock { $0 } == 1 })
+            running.cancel()
+            try await running.value
+        }
+        #expect(container.isDisposed)
+        // `Pool.dispose()` sleeps: cancelled with the group, it would throw and count nothing.
+        #expect(closed.value.withLock { $0 } == 1, "the async hook ran to its end")
+        #expect(log.entries.contains { $0.level == .warning && $0.message.contains("not shut down gracefully") })
+        #expect(!log.entries.contains { $0.level == .error })
+    }
+
     @Test("a client that disconnects mid-stream: the session is closed once the write fails")
     func clientDisconnectsMidStream() async throws {
         let test = StimpakTestScope(container: ExampleApp.makeContainer())

@@ -100,6 +100,32 @@ import Testing
         #expect(container.openScopeCount == 0)
     }
 
+    @Test("a resolution error thrown while a streamed body is written is logged at error level with the request id")
+    func resolutionErrorWhileWritingTheBody() async throws {
+        let log = RecordedLog()
+        let container = ExampleApp.makeContainer()
+        let router = Router(context: BasicStimpakRequestContext.self)
+        router.add(middleware: StimpakMiddleware(container: container))
+        router.get("/late") { _, context -> Response in
+            let scope = try context.scope
+            return Response(
+                status: .ok,
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "first line\n"))
+                    try await writer.write(ByteBuffer(string: try scope.require(Unregistered.self).name))
+                    try await writer.finish(nil)
+                })
+        }
+        try await Application(router: router, logger: log.logger()).test(.live) { client in
+            _ = try? await client.execute(uri: "/late", method: .get) { _ in }
+        }
+        #expect(try await eventually { log.entries.contains { $0.level == .error } })
+        let error = log.expectOneError(requestIDKey: "hb.request.id")
+        #expect(error?.message.contains("while writing the response body") == true)
+        #expect(error?.metadata["stimpak.error"]?.description.contains("Unregistered") == true)
+        #expect(try await eventually { container.openScopeCount == 0 })
+    }
+
     @Test("a disposal hook that throws is logged at error level with the request id")
     func disposalFailureIsLogged() async throws {
         final class Broken: Disposable {
