@@ -77,7 +77,9 @@ public struct StimpakLifecycleHandler: LifecycleHandler {
     /// - Parameter application: The app.
     public func shutdownAsync(_ application: Application) async {
         if application.running != nil { await application.server.shutdown() }
-        log(await container.dispose(), to: application)
+        // In a task of its own when this one is cancelled (a cancelled service group): no hook is cancelled with it.
+        let container = self.container
+        log(Task.isCancelled ? await Task { await container.dispose() }.value : await container.dispose(), to: application)
     }
 
     private func log(_ failures: [DisposalFailure], to application: Application) {

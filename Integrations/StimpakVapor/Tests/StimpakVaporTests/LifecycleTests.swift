@@ -53,6 +53,25 @@ import VaporTesting
         #expect(closed.count == 1, "the async hook was awaited")
     }
 
+    @Test("a shutdown in a cancelled task disposes the container with its async hooks not cancelled")
+    func cancelledShutdown() async throws {
+        let closed = Counter()
+        let container = Container()
+        container.register(Pool.self, reuse: .singleton) { Pool(closed: closed) }
+        _ = try await container.require(Pool.self)
+        let handler = StimpakLifecycleHandler(container: container)
+        try await withApp { app in
+            let shutdown = Task {
+                // Cancelled before it starts disposing: `Pool.dispose()` sleeps, and would throw if cancelled.
+                withUnsafeCurrentTask { $0?.cancel() }
+                await handler.shutdownAsync(app)
+            }
+            await shutdown.value
+        }
+        #expect(container.isDisposed)
+        #expect(closed.count == 1, "the async hook ran to its end")
+    }
+
     /// A synchronous program's app, made with `Application(_:)`, that resolves `Pool` and shuts down with
     /// `shutdown()`: Vapor's synchronous API, deprecated, on purpose.
     @available(*, deprecated, message: "uses Vapor's synchronous Application API on purpose")
