@@ -214,7 +214,7 @@ final class Registry: @unchecked Sendable {
     }
 
     /// Drops every registration, once the container is released: a scope that outlives it (already
-    /// disposed) keeps the registry, but no longer the factories and what they capture. Call after the root's
+    /// disposed) keeps the registry, but not the factories and what they capture. Call after the root's
     /// disposal: no open scope's table names a registration then (see ``Scope/takeOutOfTables(_:_:)``).
     func removeAll() {
         let locked = lock.acquire()

@@ -29,15 +29,20 @@ import Testing
         }
     }
 
-    @Test("the service makes the eager singletons at start-up and disposes the container, awaited, after the server")
-    func serviceDisposesTheContainerAtShutdown() async throws {
-        let made = Counter()
-        let closed = Counter()
+    /// A container whose eager singleton `Pool` counts its creations in `made` and its closings in `closed`.
+    static func containerWithEagerPool(made: Counter, closed: Counter) -> Container {
         let container = Container()
         container.register(Pool.self, reuse: .eagerSingleton) { () -> Pool in
             made.value.withLock { $0 += 1 }
             return Pool(closed: closed)
         }
+        return container
+    }
+
+    @Test("the service makes the eager singletons at start-up and disposes the container, awaited, after the server")
+    func serviceDisposesTheContainerAtShutdown() async throws {
+        let (made, closed) = (Counter(), Counter())
+        let container = Self.containerWithEagerPool(made: made, closed: closed)
         let router = Router(context: BasicStimpakRequestContext.self)
         router.add(middleware: StimpakMiddleware(container: container))
         router.get("/") { _, context -> String in
@@ -99,13 +104,8 @@ import Testing
 
     @Test("a cancelled service group: the container is disposed with a warning, its async hooks not cancelled")
     func cancelledGroupDisposesTheContainerUncancelled() async throws {
-        let made = Counter()
-        let closed = Counter()
-        let container = Container()
-        container.register(Pool.self, reuse: .eagerSingleton) { () -> Pool in
-            made.value.withLock { $0 += 1 }
-            return Pool(closed: closed)
-        }
+        let (made, closed) = (Counter(), Counter())
+        let container = Self.containerWithEagerPool(made: made, closed: closed)
         let log = RecordedLog()
         let service = StimpakService(container: container, logger: log.logger(), validates: false)
         try await testGracefulShutdown { _ in
