@@ -2,6 +2,7 @@ import Hummingbird
 public import Logging
 public import ServiceLifecycle
 public import Stimpak
+internal import StimpakServer
 
 /// The container's life as a swift-service-lifecycle `Service`: at start-up it validates the container and
 /// makes its eager singletons; after a graceful shutdown, once the server has drained, it disposes the
@@ -74,7 +75,7 @@ public struct StimpakService: Service {
     /// it), and logs every hook that threw.
     private func disposeContainer() async {
         let container = self.container
-        let failures = Task.isCancelled ? await Task { await container.dispose() }.value : await container.dispose()
+        let failures = await RequestScopes.uncancelled { await container.dispose() }
         for failure in failures {
             logger.error("Disposing \(failure.service) at shutdown threw", metadata: ["stimpak.error": "\(failure.error)"])
         }

@@ -13,16 +13,21 @@ public enum RequestScopes {
     public static func dispose(_ scope: Scope, logger: Logger, record: RequestScopeRecord? = nil) async {
         record?.disposalBegan(scope)
         defer { record?.disposalEnded(scope) }
-        let failures: [DisposalFailure]
-        if Task.isCancelled {
-            failures = await Task { await scope.dispose() }.value
-        } else {
-            failures = await scope.dispose()
-        }
+        let failures = await uncancelled { await scope.dispose() }
         for failure in failures {
             logger.error(
                 "Disposing \(failure.service) at the end of the request threw",
                 metadata: ["stimpak.error": "\(failure.error)"])
         }
+    }
+
+    /// Runs `dispose` (a scope's or a container's), in a task of its own when this one is cancelled, so that an
+    /// asynchronous hook (a connection's close) is not cancelled with it.
+    /// - Parameter dispose: The disposal.
+    /// - Returns: Its failures.
+    public static func uncancelled(
+        _ dispose: @escaping @Sendable () async -> [DisposalFailure]
+    ) async -> [DisposalFailure] {
+        Task.isCancelled ? await Task { await dispose() }.value : await dispose()
     }
 }

@@ -1,4 +1,5 @@
 public import Stimpak
+internal import StimpakServer
 public import Vapor
 
 /// The container's life in the app's: at boot it validates the container and makes its eager singletons;
@@ -79,7 +80,7 @@ public struct StimpakLifecycleHandler: LifecycleHandler {
         if application.running != nil { await application.server.shutdown() }
         // In a task of its own when this one is cancelled (a cancelled service group): no hook is cancelled with it.
         let container = self.container
-        log(Task.isCancelled ? await Task { await container.dispose() }.value : await container.dispose(), to: application)
+        log(await RequestScopes.uncancelled { await container.dispose() }, to: application)
     }
 
     private func log(_ failures: [DisposalFailure], to application: Application) {
