@@ -253,6 +253,58 @@ import Stimpak
         #expect(throws: ResolutionError.self) { try makeFoo() }
     }
 
+    /// A registration taken out of use keeps no instance, whoever still holds it: a singleton and a session that
+    /// reach each other through a provider go with their container.
+    @Test(arguments: [false, true])
+    func aRetiredSingletonReachedThroughAProviderGoesWithTheContainer(replaced: Bool) throws {
+        final class Cart: Sendable {
+            let session: Session
+            init(session: Session) { self.session = session }
+        }
+        final class Session: Sendable {
+            let makeCart: Provider<Cart>
+            init(makeCart: Provider<Cart>) { self.makeCart = makeCart }
+        }
+        weak var session: Session?
+        weak var cart: Cart?
+        var container: Container? = Container()
+        container?.autowire(Session.self, reuse: .singleton, Session.init)
+        container?.autowire(Cart.self, reuse: .singleton, Cart.init)
+        do {
+            let made = try #require(container).require(Session.self)
+            let first = try made.makeCart()
+            #expect(try made.makeCart() === first)
+            (session, cart) = (made, first)
+        }
+        if replaced {
+            container?.register(Cart.self, reuse: .singleton, ifAlreadyRegistered: .replace) { r in
+                Cart(session: try r.require(Session.self))
+            }
+            let replacement = try #require(container).require(Cart.self)
+            #expect(replacement !== cart, "the replacement makes its own")
+            #expect(try session?.makeCart() === replacement, "the stale provider resolves the replacement")
+        } else {
+            container?.unregister(Cart.self)
+        }
+        container = nil
+        Container.reclaim()
+        #expect(session == nil)
+        #expect(cart == nil)
+    }
+
+    /// A provider whose table is gone reflects (`dump`, a debugger's `po`) without reading it.
+    @Test func aStaleProviderReflects() throws {
+        let container = Container()
+        container.register(Foo.self) { Foo() }
+        let makeFoo = container.provider(Foo.self)
+        container.register(Person.self) { Person("a", "b") }  // publishes a new table, retiring the bound one
+        Container.reclaim()
+        #expect(!makeFoo.isBound)
+        var text = ""
+        dump(makeFoo, to: &text)
+        #expect(text.contains("isBound: false"))
+    }
+
     @Test func providerOfAnUnregisteredServiceIsNotBoundAndThrowsWhatRequireThrows() throws {
         let container = Container()
         let makeFoo = container.provider(Foo.self)

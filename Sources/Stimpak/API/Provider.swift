@@ -1,5 +1,5 @@
-/// Resolves a new `Service` on each call, from the scope the `Provider` was resolved in: for a
-/// transient made on demand, or a service with runtime arguments.
+/// Resolves `Service` on each call, from the scope the `Provider` was resolved in: a new instance of a
+/// transient made on demand, the cached one of a reused service, or one made with runtime arguments.
 ///
 /// ```swift
 /// container.autowire(OrderImporter.self) { (makeOrder: Provider<Order>) in OrderImporter(makeOrder) }

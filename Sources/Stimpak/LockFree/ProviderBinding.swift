@@ -137,3 +137,11 @@ final class ProviderBinding<Service, Args>: @unchecked Sendable {
     }
 
 }
+
+extension ProviderBinding: CustomReflectable {
+    /// What `dump` and a debugger show: the key and whether calls go straight to the registration. Not the
+    /// table, which may have been released: reading an `unowned` reference to it then stops the program.
+    @usableFromInline var customMirror: Mirror {
+        Mirror(self, children: ["key": key as Any, "isBound": isCurrent], displayStyle: .class)
+    }
+}

@@ -103,6 +103,8 @@ final class Registry: @unchecked Sendable {
     /// Registrations taken out of `entries` (unregistered, replaced, or the container released), to retire
     /// (see ``Reclamation``) once the lock is released.
     @exclusivity(unchecked) private var retiredRegistrations: [any Registration] = []
+    /// The root scope's caches of the retired registrations, retired with them.
+    @exclusivity(unchecked) private var retiredCaches: [AnyObject] = []
     /// The block that registrations' published words are taken from (see ``takeWords(_:_:)``).
     @exclusivity(unchecked) private var wordBlock: WordBlock?
     /// Counts the instances stored in caches, to number them for the live report.
@@ -183,9 +185,9 @@ final class Registry: @unchecked Sendable {
             throw error
         }
         let retired = replaceTable(locked)
-        let registrations = takeRetiredRegistrations(locked)
+        let (registrations, caches) = takeRetired(locked)
         lock.release(locked)
-        reclaim(retired, registrations)
+        reclaim(retired, registrations, caches)
         return result
     }
 
@@ -193,24 +195,32 @@ final class Registry: @unchecked Sendable {
     /// runs. Call after taking it out of `entries`, and retire the table too.
     func retire(_ registration: any Registration, _ locked: borrowing Locked) {
         retiredRegistrations.append(registration)
+        // Its root scope's instance goes now, not with the registration, which a bound provider may hold for as
+        // long as it lives (see ``ProviderBinding``).
+        if let cache = registration.takeRootCache(locked) { retiredCaches.append(cache) }
     }
 
-    /// The retired registrations, to reclaim.
-    private func takeRetiredRegistrations(_ locked: borrowing Locked) -> [any Registration] {
+    /// The retired registrations and their root scope's caches, to reclaim.
+    private func takeRetired(_ locked: borrowing Locked) -> ([any Registration], [AnyObject]) {
         // A registration that replaces nothing (most of them) retires nothing: no array is touched.
-        if retiredRegistrations.isEmpty { return [] }
-        let taken = retiredRegistrations
-        retiredRegistrations = []
-        return taken
+        if retiredRegistrations.isEmpty { return ([], []) }
+        defer { (retiredRegistrations, retiredCaches) = ([], []) }
+        return (retiredRegistrations, retiredCaches)
     }
 
-    /// Hands a retired table and registrations to ``Reclamation``: released once no reader can be using them
-    /// and no factory of theirs runs. Call without the lock: the deinits of what the registrations held
-    /// (factories, captured objects, the root scope's instances) may resolve.
-    private func reclaim(_ table: consuming LookupTable?, _ registrations: consuming [any Registration]) {
+    /// Hands a retired table, registrations and their root scope's caches to ``Reclamation``: released once no
+    /// reader can be using them and no factory of theirs runs. Call without the lock: the deinits of what the
+    /// registrations held (factories, captured objects, the root scope's instances) may resolve.
+    private func reclaim(
+        _ table: consuming LookupTable?, _ registrations: consuming [any Registration], _ caches: consuming [AnyObject]
+    ) {
         // Registrations in a row, with no table published and nothing replaced, retire nothing: no scan.
         guard table != nil || !registrations.isEmpty else { return }
-        Reclamation.retire(table, registrations: registrations)
+        if caches.isEmpty {
+            Reclamation.retire(table, registrations: registrations)
+        } else {
+            Reclamation.retire((table, caches), registrations: registrations)
+        }
     }
 
     /// Drops every registration, once the container is released: a scope that outlives it (already
@@ -234,10 +244,10 @@ final class Registry: @unchecked Sendable {
         recordsDependencies = false
         observedWord.store(0)
         let retired = retireTable(locked)
-        let registrations = takeRetiredRegistrations(locked)
+        let (registrations, caches) = takeRetired(locked)
         lock.release(locked)
         withExtendedLifetime((decorators, observer)) {}
-        reclaim(retired, registrations)
+        reclaim(retired, registrations, caches)
     }
 
     /// Unpublishes the table; call ``release(retiredTable:)`` after unlocking.
