@@ -149,6 +149,32 @@ import Darwin
         health.expectHealthy()
     }
 
+    /// A singleton's first creation still under way when `.replace` retires its registration: the creator keeps
+    /// the instance in the slot it holds alone, and publishes it in no root word, where a provider bound to the
+    /// retired registration (its check passed just before the change) would load it after its release.
+    @Test func creationsUnderWayRaceReplace() {
+        let container = Container()
+        @Sendable func register() {
+            container.register(Canary.self, reuse: .singleton, ifAlreadyRegistered: .replace) {
+                // Long enough for the writer to replace the registration while it runs.
+                _ = busy(Int.random(in: 0..<2_000))
+                return Canary()
+            }
+        }
+        register()
+        let current = Shared(container.provider(Canary.self))
+        let health = Health()
+        race(health: health) { tally in
+            let call = current.value
+            for _ in 0..<20 { tally.check(try? call()) }
+        } write: {
+            register()
+            current.value = container.provider(Canary.self)
+            _ = busy(Int.random(in: 0..<2_000))
+        }
+        health.expectHealthy()
+    }
+
     /// Runs `read` on ``readers`` threads and `write` on one more, over and over, for ``seconds``, and on until
     /// some reader's call has succeeded (within a minute): on a loaded machine, the readers may not be scheduled
     /// between two writes in the first ``seconds``, and a race in which every call failed proves nothing.
@@ -176,4 +202,12 @@ import Darwin
             }
         }
     }
+}
+
+/// Work that takes about `iterations` nanoseconds, out of the optimizer's sight.
+@inline(never)
+private func busy(_ iterations: Int) -> Int {
+    var value = 0
+    for index in 0..<iterations { value = value &* 31 &+ index }
+    return value
 }

@@ -83,6 +83,10 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// The instances cached in the root scope (the singleton, or `.inScope` resolved from the container):
     /// a ``Slot``, or an ``InstanceCache`` once the registration has a comparator.
     @exclusivity(unchecked) var rootCache: AnyObject?
+    /// Whether `rootCache` was taken (``takeRootCache(_:)``: the root's disposal, or the registration's
+    /// retirement): a creation that was under way then publishes its instance in no root word, since no cache
+    /// keeps it there for the readers that would load it.
+    @exclusivity(unchecked) var isRootCacheTaken = false
 
     /// The metadata of `InstanceBox<Service>` once looked up (see ``boxType``), or 0.
     let boxTypeWord: AtomicWord

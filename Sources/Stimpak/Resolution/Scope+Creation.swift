@@ -420,8 +420,10 @@ extension Scope {
         if registry.tracksInstances { track(box, of: resolver, locked) }
         guard publishes else { return flight }
         if parent == nil {
-            // (A `.weak` registration's `WeakBox` is no `InstanceBox`: published as it is, for `.weakRoot`.)
-            resolver.rootWord.publish(instance: box)
+            // (A `.weak` registration's `WeakBox` is no `InstanceBox`: published as it is, for `.weakRoot`.) Not
+            // once its cache was taken: `slot`, the box's last holder, is the creator's alone, released without
+            // waiting for readers, and a bound provider still holds the registration and its root word.
+            if !resolver.isRootCacheTaken { resolver.rootWord.publish(instance: box) }
         } else {
             publish(box, index: resolver.index, locked)
         }

@@ -157,6 +157,7 @@ extension ServiceRegistration {
 
     func takeRootCache(_ locked: borrowing Locked) -> AnyObject? {
         rootWord.publish(nil)
+        isRootCacheTaken = true
         defer { rootCache = nil }
         return rootCache
     }
