@@ -402,6 +402,35 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(try await test.openScope("below").require(AsyncService.self).serial == 2)
         #expect(try await container.require(AsyncService.self).serial == 1)
     }
+
+    @Test("an array of services with async factories is made with await, each element awaited")
+    func arrayOfAsyncServices() async throws {
+        let container = Container()
+        container.register(AsyncService.self, reuse: .singleton) { () async in AsyncService(serial: 1) }
+        container.register(AsyncService.self, key: "transient") { () async in AsyncService(serial: 2) }
+        container.register(AsyncService.self, key: "sync") { AsyncService(serial: 3) }
+        let all = try await container.require([AsyncService].self)
+        #expect(all.map(\.serial) == [1, 2, 3])
+        // The singleton is cached: the next array shares it, and makes a new transient.
+        let again = try await container.require([AsyncService].self)
+        #expect(again[0] === all[0])
+        #expect(again[1] !== all[1])
+        // Synchronously, an element that needs an `await` fails as it does alone.
+        let error = #expect(throws: ResolutionError.self) { try container.require([AsyncService].self) as [AsyncService] }
+        #expect(error?.code == .requiresAwait)
+        #expect(error?.requested == ServiceKey(service: AsyncService.self, key: "transient"))
+        #expect(error?.fileID == #fileID, "the error names the caller, not the library")
+    }
+
+    @Test("an await resolve of an array whose element's async singleton is not made yet makes it, once")
+    func arrayOfAnUnmadeAsyncSingleton() async throws {
+        let container = Container()
+        let made = Counter()
+        container.register(AsyncService.self, reuse: .singleton) { () async in AsyncService(serial: made.next()) }
+        let all = try await container.require([AsyncService].self)
+        #expect(all.map(\.serial) == [1])
+        #expect(try await container.require(AsyncService.self) === all[0])
+    }
 }
 
 extension Scope {

@@ -7,6 +7,15 @@ protocol ImplicitService {
     static var dependencyKind: Dependency.Kind { get }
     /// The wrapper for the wrapped service under `key`, resolved from `scope`.
     static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self
+    /// The same for an `await` resolve, awaiting what only an `await` can make (an array's elements whose factories
+    /// are `async`).
+    static func implicitInstanceAwaiting(from scope: Scope, key: AnyHashable?) async throws -> Self
+}
+
+extension ImplicitService {
+    static func implicitInstanceAwaiting(from scope: Scope, key: AnyHashable?) async throws -> Self {
+        try implicitInstance(from: scope, key: key)
+    }
 }
 
 /// A `Service` resolved on first access, from the scope the `Lazy` was resolved in, and then kept.
@@ -143,7 +152,19 @@ extension Array: ImplicitService {
     /// Every registration of `Element` without runtime arguments, under every key (`key` is ignored), in
     /// registration order.
     static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
-        try scope.requireAll(Element.self)
+        // Unexplained: the resolve of the array explains the error, naming its own caller.
+        try scope.registrationKeys(of: Element.self).map { registered throws(ResolutionError) in
+            try scope.resolveInstance(Element.self, (), key: registered.key)
+        }
+    }
+
+    /// Every registration of `Element` as ``implicitInstance(from:key:)`` resolves them, each with `await`.
+    static func implicitInstanceAwaiting(from scope: Scope, key: AnyHashable?) async throws -> Self {
+        var instances: [Element] = []
+        for registered in scope.registrationKeys(of: Element.self) {
+            instances.append(try await scope.resolveInstanceAsync(Element.self, (), key: registered.key))
+        }
+        return instances
     }
 }
 

@@ -61,7 +61,10 @@ extension Scope {
     ) -> ResolutionError {
         guard ResolutionContext.servesAwait else { return requiresAwait(resolver) }
         return ResolutionContext.current.handOver(
-            AwaitablePlace(registration: resolver, place: place, generation: generation), of: resolver)
+            AwaitablePlace(
+                registration: resolver, types: (ObjectIdentifier(Service.self), ObjectIdentifier(Args.self)),
+                place: place, generation: generation),
+            of: resolver)
     }
 
     /// The error for a `.scopedTo` registration resolved where no scope matches, naming the scopes searched.

@@ -68,7 +68,9 @@ extension Scope {
         from place: AwaitablePlace? = nil
     ) async throws -> Service {
         if let awaiting { try await awaiting.callAgainWhenAwaited() }
-        if let place, registry.observedWord.loadRelaxed() == 0 {
+        if let place, place.types == (ObjectIdentifier(Service.self), ObjectIdentifier(Args.self)),
+            registry.observedWord.loadRelaxed() == 0
+        {
             // Found by the synchronous attempt for this `Service` and `Args`.
             let resolver = unsafeDowncast(place.registration, to: ServiceResolver<Service, Args>.self)
             if let factory = resolver.asyncFactory {
@@ -83,7 +85,17 @@ extension Scope {
             }
         }
         while true {
-            let lookup = try lockAndFind(Service.self, arguments, key: key)
+            let lookup: Lookup<Service, Args>
+            do throws(ResolutionError) {
+                lookup = try lockAndFind(Service.self, arguments, key: key)
+            } catch {
+                // An implicit wrapper of services that need an `await` (an array of services made by `async`
+                // factories): made awaiting them.
+                guard error.code == .requiresAwait, let wrapper = Self.implicitWrapper(Service.self, Args.self) else {
+                    throw error
+                }
+                return try await wrapper.implicitInstanceAwaiting(from: self, key: key) as! Service
+            }
             switch consume lookup {
             case .resolved(let value):
                 return Self.service(value, as: Service.self)

@@ -173,6 +173,9 @@ extension Scope {
 struct AwaitablePlace {
     /// The ``ServiceResolver`` of the resolve's `Service` and `Args`.
     let registration: AnyObject
+    /// Its `Service` and `Args`, which the `await` resolve compares with its own before it takes the place: a
+    /// resolve nested in the attempt at its top level (user code that resolves) may have handed it over.
+    let types: (service: ObjectIdentifier, arguments: ObjectIdentifier)
     let place: CachePlace
     let generation: Int
 }

@@ -119,15 +119,23 @@ extension Scope {
         throw error
     }
 
+    /// `Service` as a wrapper that resolves without being registered, with no runtime arguments, or nil.
+    static func implicitWrapper<Service, Args>(_ type: Service.Type, _ arguments: Args.Type) -> (any ImplicitService.Type)? {
+        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self) else { return nil }
+        return Service.self as? any ImplicitService.Type
+    }
+
     /// A wrapper that resolves without being registered (``Lazy``, ``Provider``, ``WeakReference``, an
     /// array of every registration), or nil. Call without the lock.
     func implicitInstance<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service? {
-        guard ObjectIdentifier(Args.self) == ObjectIdentifier(Void.self),
-            let wrapper = Service.self as? any ImplicitService.Type
-        else { return nil }
-        return try wrapper.implicitInstance(from: self, key: key) as? Service
+        guard let wrapper = Self.implicitWrapper(Service.self, Args.self) else { return nil }
+        // Its resolves are nested in this one at the top level of the thread's path: none hands a place over to
+        // the `await` resolve whose attempt this may be, which resolves `Service`, not what they resolve.
+        return try ResolutionContext.runningUserCode { () throws(ResolutionError) in
+            try wrapper.implicitInstance(from: self, key: key)
+        } as? Service
     }
 
     /// The locked path for a reused registration the lock-free path found without an instance: it goes
