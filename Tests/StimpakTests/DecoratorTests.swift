@@ -137,6 +137,27 @@ import Stimpak
         #expect(log.events == ["dispose audit", "dispose store"])
     }
 
+    /// A transient whose outermost layer is not `Disposable` but holds one that is: the disposable-transient rule
+    /// applies to it as to a `Disposable` instance.
+    @Test func aTransientsDisposableLayerUnderAPlainWrapperFollowsTheTransientRule() throws {
+        let log = EventLog()
+        let container = Container()
+        container.register((any Store).self) { DisposableStore(log: log) as any Store }.trackDisposableTransients()
+        container.decorate((any Store).self) { _, inner in PlainWrapper(inner) }
+        let scope = container.openScope("request")
+        #expect(try scope.require((any Store).self) is PlainWrapper)
+        #expect(scope.dispose().isEmpty)
+        #expect(log.events == ["dispose store"], "tracked: disposed with the scope")
+
+        let refusing = Container()
+        refusing.register((any Store).self) { DisposableStore(log: log) as any Store }
+        refusing.decorate((any Store).self) { _, inner in PlainWrapper(inner) }
+        let error = #expect(throws: ResolutionError.self) { try refusing.require((any Store).self) }
+        #expect(error?.code == .disposableTransient)
+        #expect(error?.description.contains("an instance its decorators wrap is Disposable") == true)
+        #expect(log.events == ["dispose store", "dispose store"], "refused: disposed at once")
+    }
+
     @Test func aFailingCallbackDisposesEveryLayer() {
         let log = EventLog()
         let container = Container()

@@ -112,6 +112,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
         @exclusivity(unchecked) @usableFromInline var synchronousUse: String? = nil
         @exclusivity(unchecked) @usableFromInline var awaitingCallback: AwaitingCallback? = nil
         @exclusivity(unchecked) @usableFromInline var isWeakReference: Bool = false
+        @exclusivity(unchecked) @usableFromInline var isDisposableLayer: Bool = false
         @exclusivity(unchecked) @usableFromInline var resolvedFromRoot: Bool = false
         @exclusivity(unchecked) @usableFromInline var searchedScopeKeys: [AnyHashable?] = []
         @exclusivity(unchecked) @usableFromInline var fileID: String = ""
@@ -148,6 +149,7 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             synchronousUse = other.synchronousUse
             awaitingCallback = other.awaitingCallback
             isWeakReference = other.isWeakReference
+            isDisposableLayer = other.isDisposableLayer
             resolvedFromRoot = other.resolvedFromRoot
             searchedScopeKeys = other.searchedScopeKeys
             fileID = other.fileID
@@ -269,6 +271,11 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
     var isWeakReference: Bool {
         get { fields.isWeakReference }
         set { writableFields().isWeakReference = newValue }
+    }
+    /// For ``Code/disposableTransient``: the instance is not `Disposable`, an instance its decorators wrap is.
+    var isDisposableLayer: Bool {
+        get { fields.isDisposableLayer }
+        set { writableFields().isDisposableLayer = newValue }
     }
     /// For ``Code/notRegistered``: it was resolved from the container's root scope.
     var resolvedFromRoot: Bool {
@@ -446,7 +453,9 @@ public struct ResolutionError: Error, @unchecked Sendable, CustomStringConvertib
             text += " Lazy<\(String(describing: requested.service))> and resolve it when needed from the right scope, or, if"
             text += " this is meant, call .allowCaptiveDependencies() on \(captorName)'s registration."
         case .disposableTransient:
-            text = "Stimpak refused a \(requested.description): it is Disposable and registered .transient, so nobody"
+            text = "Stimpak refused a \(requested.description): "
+            text += isDisposableLayer ? "an instance its decorators wrap is Disposable" : "it is Disposable"
+            text += " and registered .transient, so nobody"
             text += " would dispose it (Stimpak disposed the instance it made)."
             text += pathSuffix
             text += " Fix: register it .inScope or .singleton so that its scope disposes it, call"

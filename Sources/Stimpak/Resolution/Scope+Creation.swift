@@ -154,7 +154,8 @@ extension Scope {
                 throw error
             }
         }
-        guard resolver.isDisposableTransient(instance) else { return instance }
+        // A `Disposable` layer under a decorator that is not (`layers` holds only those) is one too.
+        guard resolver.isDisposableTransient(instance) || layers?.isEmpty == false else { return instance }
         return try admitDisposableTransient(instance, of: resolver, layers: layers)
     }
 
@@ -186,7 +187,9 @@ extension Scope {
             registry.lock.release(locked)
             // Made here and refused here: nothing else would dispose it.
             try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: nil, layers: layers)?.dispose()
-            throw failure(.disposableTransient, resolver.serviceKey)
+            var error = failure(.disposableTransient, resolver.serviceKey)
+            error.isDisposableLayer = !(instance is any Disposable || instance is any AsyncDisposable)
+            throw error
         }
     }
 
