@@ -331,6 +331,48 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(errors.allSatisfy { $0.code == .dependencyCycle })
     }
 
+    @Test("a factory whose child tasks wait for two creations: the cycle through the one still awaited is found")
+    func cycleThroughOneOfTwoWaits() async throws {
+        let container = Container(waitLimit: .seconds(20))
+        let xProceeds = AsyncGate()
+        let yProceeds = AsyncGate()
+        final class X: Sendable {}
+        final class Y: Sendable {}
+        final class A: Sendable {}
+        container.register(X.self, reuse: .singleton) { (scope: Scope) async throws in
+            await xProceeds.wait()
+            _ = try await scope.require(A.self)
+            return X()
+        }
+        container.register(Y.self, reuse: .singleton) { () async in
+            await yProceeds.wait()
+            return Y()
+        }
+        container.register(A.self, reuse: .singleton) { (scope: Scope) async throws in
+            async let x = scope.require(X.self)
+            async let y = scope.require(Y.self)
+            _ = try await (x, y)
+            return A()
+        }
+        // X and Y are being made by tasks of their own; A's two child tasks wait for them.
+        let makingX = Task { try await container.require(X.self) }
+        let makingY = Task { try await container.require(Y.self) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let makingA = Task { try await container.require(A.self) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        // Y is made: A waits for X alone. X's factory then wants A: a cycle, not a wait until the limit.
+        await yProceeds.open()
+        _ = try await makingY.value
+        await xProceeds.open()
+        let errors = [await makingX.result.map { _ in () }, await makingA.result.map { _ in () }]
+            .compactMap { result -> ResolutionError? in
+                guard case .failure(let error) = result else { return nil }
+                return error as? ResolutionError
+            }
+        #expect(errors.count == 2)
+        #expect(errors.allSatisfy { $0.code == .dependencyCycle }, "\(errors.map(\.code))")
+    }
+
     @Test("a child task that resolves what its parent is making is a cycle, not a deadlock")
     func childTaskCycle() async throws {
         let container = Container()

@@ -20,8 +20,9 @@ final class AsyncCreation: @unchecked Sendable {
     /// instance, when its creator was cancelled (a waiter then makes the instance), or when its scope was
     /// disposed (the waiters see that for themselves, as threads waiting on an ``InFlight`` do).
     private(set) var failure: (any Error)?
-    /// The creation the task making this one is waiting for, if any.
-    private var waitingOn: AsyncCreation?
+    /// The creations the task making this one, or one of its child tasks, is waiting for: each child task of the
+    /// factory (`async let`, a task group) may wait for one.
+    private var waitingOn: [AsyncCreation] = []
     /// This instance's own `resolved` callback, when it waits for an instance only an `await` can get.
     private var awaitingCallback: AwaitingCallback?
     /// The `resolved` callbacks of instances this creation's chain made meanwhile that need this instance: run
@@ -62,7 +63,7 @@ final class AsyncCreation: @unchecked Sendable {
         var error = AsyncNode.pathError(.waitTimedOut, requested, node: node)
         error.waitLimit = limit
         error.isTaskWait = true
-        error.creatorWaitingFor = Self.waitLock.withLock { waitingOn?.serviceKey }
+        error.creatorWaitingFor = Self.waitLock.withLock { waitingOn.first?.serviceKey }
         return error
     }
 
@@ -73,14 +74,17 @@ final class AsyncCreation: @unchecked Sendable {
         let making = node.creations
         guard let innermost = making.first else { return true }
         return waitLock.withLock {
-            var next: AsyncCreation? = target
+            // Every creation that the target's maker waits for, through every edge.
+            var pending = [target]
+            var seen: Set<ObjectIdentifier> = []
             var steps = 0
-            while let creation = next, steps <= ResolutionError.maximumDepth * 4 {
+            while let creation = pending.popLast(), steps <= ResolutionError.maximumDepth * 4 {
                 if making.contains(where: { $0 === creation }) { return false }
-                next = creation.waitingOn
+                guard seen.insert(ObjectIdentifier(creation)).inserted else { continue }
+                pending.append(contentsOf: creation.waitingOn)
                 steps += 1
             }
-            innermost.waitingOn = target
+            innermost.waitingOn.append(target)
             return true
         }
     }
@@ -109,10 +113,12 @@ final class AsyncCreation: @unchecked Sendable {
         return deferredUntilMade + (awaitingCallback.map { [$0] } ?? [])
     }
 
-    /// Ends what ``startWaiting(for:from:)`` recorded.
-    static func stopWaiting(from node: AsyncNode?) {
+    /// Ends what ``startWaiting(for:from:)`` recorded for `target`.
+    static func stopWaiting(for target: AsyncCreation, from node: AsyncNode?) {
         guard let innermost = node?.creations.first else { return }
-        waitLock.withLock { innermost.waitingOn = nil }
+        waitLock.withLock {
+            if let edge = innermost.waitingOn.firstIndex(where: { $0 === target }) { innermost.waitingOn.remove(at: edge) }
+        }
     }
 }
 

@@ -262,7 +262,7 @@ extension Scope {
                 // Nil when the creation finished meanwhile: claim again.
                 let waiters = registry.lock.withLock { locked in creation.waiters(locked) }
                 let outcome = await waiters?.wait(limit: limit) ?? .finished
-                AsyncCreation.stopWaiting(from: node)
+                AsyncCreation.stopWaiting(for: creation, from: node)
                 switch outcome {
                 case .finished:
                     // Made, or failed with an error the waiters share; a creator's cancellation: claim it again.
@@ -309,7 +309,7 @@ extension Scope {
                 registry.lock.release(locked)
                 let limit = registry.waitLimit
                 let outcome = await waiters?.wait(limit: limit) ?? .finished
-                AsyncCreation.stopWaiting(from: node)
+                AsyncCreation.stopWaiting(for: creation, from: node)
                 switch outcome {
                 case .finished:
                     break
