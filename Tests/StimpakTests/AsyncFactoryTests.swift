@@ -373,6 +373,30 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(errors.allSatisfy { $0.code == .dependencyCycle }, "\(errors.map(\.code))")
     }
 
+    @Test("a task that an async factory starts resolves as outside every factory once the factory has returned")
+    func taskStartedByAFactory() async throws {
+        final class Job: Sendable {}
+        final class Poller: Sendable {
+            let job: Task<Job, any Error>
+            init(job: Task<Job, any Error>) { self.job = job }
+        }
+        let container = Container()
+        let proceed = AsyncGate()
+        container.register(Job.self, reuse: .inScope) { () async in Job() }
+        container.register(Poller.self, reuse: .singleton) { () async in
+            // An unstructured task: it copies the factory's task-local values, and outlives the factory.
+            Poller(
+                job: Task {
+                    await proceed.wait()
+                    return try await container.openScope("job").require(Job.self)
+                })
+        }
+        let poller = try await container.require(Poller.self)
+        await proceed.open()
+        // Not a singleton's captive dependency: the singleton's factory has returned.
+        _ = try await poller.job.value
+    }
+
     @Test("a child task that resolves what its parent is making is a cycle, not a deadlock")
     func childTaskCycle() async throws {
         let container = Container()

@@ -1,10 +1,19 @@
+import CStimpakAtomics
+
 /// One `async` factory running: its registration, the scope it runs for, the creation it fills (nil for a
 /// transient), and the node of the factory that resolved it. The chain is a task's async resolution path; child
 /// tasks inherit it (a task-local value), so a child that resolves what its parent is making is a cycle, not a
 /// deadlock, and the objects a child makes for the factory resolve their property wrappers from its scope.
 final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `graphLock`; the rest never changes
     /// The innermost async factory running in this task, or nil.
-    @TaskLocal static var current: AsyncNode?
+    static var current: AsyncNode? {
+        guard let node = innermost, !node.isFinished else { return nil }
+        return node
+    }
+
+    /// The node bound around the innermost async factory this task runs in, or was started in: an unstructured
+    /// `Task` that a factory starts copies it, and outlives the factory (``isFinished``).
+    @TaskLocal static var innermost: AsyncNode?
 
     let registration: any Registration
     /// The scope the factory runs for: the property wrappers of what it makes resolve from it.
@@ -17,8 +26,12 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
     /// In the outermost node, the `.graph` instances of the chain, made by its first `.graph` resolve: most
     /// chains have none, and a graph is two allocations.
     private var graphStorage: AsyncGraph?
-    /// Guards every outermost node's `graphStorage`, taken only by a `.graph` resolve.
+    /// Guards every outermost node's `graphStorage`, taken only by a `.graph` resolve and when an outermost
+    /// factory that made a graph returns.
     private static let graphLock = Lock()
+    /// A word of its own, atomic: bit 0 set once the factory has returned or thrown (``finish()``), read by any
+    /// task that holds the node; bit 1 set, under `graphLock`, once an outermost node has made its graph.
+    private let word: UnsafeMutablePointer<UInt>
 
     init(registration: any Registration, scope: Scope, creation: AsyncCreation?, parent: AsyncNode?) {
         self.registration = registration
@@ -27,6 +40,26 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
         self.parent = parent
         self.depth = (parent?.depth ?? 0) + 1
         self.outermost = parent.map { $0.outermost ?? $0 }
+        word = .allocate(capacity: 1)
+        word.initialize(to: 0)
+    }
+
+    deinit {
+        word.deallocate()
+    }
+
+    /// Whether the factory has returned: a task that still holds the node (an unstructured `Task` the factory
+    /// started: a structured child task ends before its factory returns) resolves as outside every factory, with
+    /// no path, no captor and no `.graph` instances of the factory's resolve.
+    var isFinished: Bool { stimpak_load(word) & 1 != 0 }
+
+    /// Marks the factory returned; an outermost node that made a graph lets its `.graph` instances go.
+    func finish() {
+        // Most chains make no graph: no lock.
+        guard stimpak_exchange(word, 1) & 2 != 0 else { return }
+        let graph: AsyncGraph? = Self.graphLock.withLock { graphStorage.take() }
+        // Released outside the lock: the instances' deinits may resolve.
+        withExtendedLifetime(graph) {}
     }
 
     /// The `.graph` instances of the outermost async resolve, shared by the whole chain.
@@ -36,6 +69,7 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
             if let graph = holder.graphStorage { return graph }
             let graph = AsyncGraph()
             holder.graphStorage = graph
+            _ = stimpak_fetch_add(holder.word, 2)
             return graph
         }
     }

@@ -409,9 +409,10 @@ extension Scope {
             }
         }
         let entered = AsyncNode(registration: resolver, scope: scope, creation: creation, parent: node)
+        defer { entered.finish() }
         let start = creationStart()
         do {
-            var instance = try await AsyncNode.$current.withValue(entered) { try await factory(scope, arguments) }
+            var instance = try await AsyncNode.$innermost.withValue(entered) { try await factory(scope, arguments) }
             if let decorators {
                 instance = try Self.decorate(instance, of: resolver, with: decorators, in: scope, layers: &layers)
             }
