@@ -229,7 +229,8 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
         return self
     }
 
-    /// Caches one instance per distinct value of the (single, `Hashable`) argument, found in O(1).
+    /// Caches one instance per distinct value of the (single, `Hashable`) argument, found in O(1). The
+    /// argument's `hash(into:)` and `==` run under the container's lock: they must not resolve from it.
     /// - Returns: This registration, for chaining.
     @discardableResult
     public func compareArgsByValue() -> Self where Args: Hashable {
@@ -238,6 +239,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     }
 
     /// Caches one instance per distinct value of the arguments, whose types are all `Hashable`, found in O(1).
+    /// Their `hash(into:)` and `==` run under the container's lock: they must not resolve from it.
     ///
     /// ```swift
     /// container.register(Person.self, reuse: .inScope) { (first: String, last: String) in Person(first, last) }

@@ -75,6 +75,10 @@ extension Scope {
     /// The same order as `dispose()-3kxxz`: deepest scopes first, each scope's instances newest first, synchronous
     /// and asynchronous hooks alike; a hook that throws does not stop the others. A child's disposal that
     /// another thread is running is awaited first.
+    ///
+    /// So an asynchronous hook must not await the disposal of a scope above its own: that disposal awaits this
+    /// one's hooks first, and neither returns. Start it in a task of its own (`Task { await tenant.dispose() }`),
+    /// or call the synchronous `dispose()`, which leaves that scope's hooks to the end of this disposal.
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() async -> [DisposalFailure] {
