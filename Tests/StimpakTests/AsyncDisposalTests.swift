@@ -61,6 +61,37 @@ actor Connection: AsyncDisposable {
         #expect(log.events == ["dispose sync", "close b", "close a"])
     }
 
+    @Test("a synchronous dispose() keeps the order past the first async hook: a child's session closes before the parent's pool")
+    func synchronousDisposeKeepsTheOrderAcrossScopes() async throws {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .inScope) { Tracked("pool", log: log) }
+        container.register(Connection.self, reuse: .inScope) { Connection("session", log: log) }
+        let tenant = container.openScope("tenant")
+        _ = try await tenant.require(Tracked.self)
+        let request = tenant.openScope("request")
+        _ = try await request.require(Connection.self)
+        tenant.disposeSynchronously()
+        for _ in 0..<1_000 where log.events.count < 2 { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(log.events == ["close session", "dispose pool"])
+    }
+
+    @Test("a parent's disposal waits for the async hooks that a child's synchronous dispose() left to a task")
+    func parentWaitsForAChildsAsyncHooks() async throws {
+        let log = EventLog()
+        let container = Container()
+        container.register(Tracked.self, reuse: .singleton) { Tracked("pool", log: log) }
+        container.register(Connection.self, reuse: .inScope) { Connection("session", log: log) }
+        _ = try await container.require(Tracked.self)
+        let request = container.openScope("request")
+        _ = try await request.require(Connection.self)
+        request.disposeSynchronously()
+        // The session's close is still running in its task: the container's disposal runs after it.
+        _ = await container.dispose()
+        for _ in 0..<1_000 where log.events.count < 2 { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(log.events == ["close session", "dispose pool"])
+    }
+
     @Test("withScope disposes the scope when the body returns, throws or is cancelled")
     func withScope() async throws {
         let log = EventLog()

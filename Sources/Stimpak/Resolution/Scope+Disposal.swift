@@ -11,10 +11,12 @@ extension Scope {
     /// waits for it instead, and returns them.
     ///
     /// Asynchronous hooks (``AsyncDisposable`` instances, `async` `onDispose` callbacks) cannot be awaited
-    /// here: they run afterwards, in that order, in a task of their own, and their failures are not
-    /// reported. `await scope.dispose()` awaits them and reports them.
+    /// here: from the first of them on, the hooks (synchronous ones too, so that the order holds) run afterwards,
+    /// in that order, in a task of their own, and the disposal of the scope above this one waits for them (a
+    /// pool outlives the sessions that use it); their failures reach the observer only. `await scope.dispose()`
+    /// awaits them and returns them.
     ///
-    /// The hooks have run when it returns; the memory the scopes held (the last references to their
+    /// The hooks before the first asynchronous one have run when it returns; the memory the scopes held (the last references to their
     /// instances) is released then too, unless another thread is inside a lock-free resolve at that moment, or
     /// holds the container's lock past a short spin (about half a microsecond): then it is released by a later
     /// disposal, registration change or use of the container's lock, once that thread has moved on, or by
@@ -33,10 +35,11 @@ extension Scope {
         var waiting: WaitingDisposal?
         let detachment = detachSubtree(into: &detached, waiting: &waiting, deferringHooks: true, locked)
         guard detachment.runsHooks else { return [] }
-        let failures = runSynchronousHooks(of: detached.records)
+        let counted = detachment == .readyCounted ? parent : nil
+        let (failures, endsLater) = runSynchronousHooks(of: detached.records, countedIn: counted)
         // Released after their hooks and outside the lock (deinits may resolve), once no reader holds them.
         Reclamation.retire(consume detached)
-        if detachment == .readyCounted, let parent { Self.finishDisposal(countedIn: parent) }
+        if !endsLater, let counted { Self.finishDisposal(countedIn: counted) }
         return failures
     }
 
@@ -59,8 +62,9 @@ extension Scope {
         case .nothing:
             return []
         case .marked(let records):
-            let failures = runSynchronousHooks(of: records)
-            if !records.isEmpty, let parent { Self.finishDisposal(countedIn: parent) }
+            let counted = records.isEmpty ? nil : parent
+            let (failures, endsLater) = runSynchronousHooks(of: records, countedIn: counted)
+            if !endsLater, let counted { Self.finishDisposal(countedIn: counted) }
             return failures
         }
     }
@@ -135,18 +139,20 @@ extension Scope {
         return failures
     }
 
-    /// Runs `records`' synchronous hooks and starts their asynchronous ones; returns the failures.
+    /// Runs `records`' hooks in order: here up to the first asynchronous one, and from that one on, synchronous and
+    /// asynchronous alike, in a task of their own, which then ends the disposal counted in `parent` (so that the
+    /// parent's hooks still run after them). Returns the failures of the hooks run here, and whether the task ends
+    /// the counted disposal (its hooks' failures reach the observer only).
     @inline(__always)
-    private func runSynchronousHooks(of records: [DisposalRecord]) -> [DisposalFailure] {
+    private func runSynchronousHooks(
+        of records: [DisposalRecord], countedIn parent: Scope?
+    ) -> (failures: [DisposalFailure], endsLater: Bool) {
         var failures: [DisposalFailure] = []
-        var later: [DisposalRecord] = []
         let observed = registry.observedWord.loadRelaxed() != 0
         var events: [(ServiceKey, (any Error)?)] = []
-        for record in records {
-            if record.isAsync {
-                later.append(record)
-                continue
-            }
+        var index = records.startIndex
+        while index < records.endIndex, !records[index].isAsync {
+            let record = records[index]
             do {
                 try record.dispose()
                 if observed { events.append((record.key, nil)) }
@@ -154,10 +160,16 @@ extension Scope {
                 failures.append(DisposalFailure(service: record.key, error: error))
                 if observed { events.append((record.key, error)) }
             }
+            index += 1
         }
-        if !later.isEmpty { DisposalRecord.runDetached(later) }
         if observed { reportDisposals(events) }
-        return failures
+        guard index < records.endIndex else { return (failures, false) }
+        let rest = UncheckedSendable(Array(records[index...]))
+        Task {
+            _ = await runHooksAwaiting(rest.value)
+            if let parent { Self.finishDisposal(countedIn: parent) }
+        }
+        return (failures, true)
     }
 
     /// Ends a disposal counted in `parent`, then runs the disposals that waited for it, each of which ends the
@@ -169,9 +181,9 @@ extension Scope {
             case .run(let waiting):
                 // Hooks run for a `dispose()` that returned: their failures reach the observer only.
                 guard let (scope, detached) = waiting.takeDeferred() else { return }
-                _ = scope.runSynchronousHooks(of: detached.records)
+                let (_, endsLater) = scope.runSynchronousHooks(of: detached.records, countedIn: scope.parent)
                 Reclamation.retire(consume detached)
-                guard let parent = scope.parent else { return }
+                guard !endsLater, let parent = scope.parent else { return }
                 next = parent.childDisposalFinished()
             case .resume(let continuation):
                 continuation.resume()
