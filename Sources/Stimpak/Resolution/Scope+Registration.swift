@@ -52,7 +52,10 @@ extension Scope {
         }
         // The registration or `provide`d value it replaces.
         let replaced = locals.updateValue(.registration(resolver), forKey: serviceKey)
-        let (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true, locked)
+        var (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true, locked)
+        // A new generation: an `await` resolve that a synchronous attempt handed the replaced one's slot does not
+        // make its instance (see `Scope.resolveAwaiting`).
+        if replaced != nil, retired == nil { retired = registry.replaceTable(locked) }
         // What this scope and those below published for the key came from above, or from the replaced one.
         unpublishHereAndBelow(index: index, locked)
         registry.lock.release(locked)
@@ -140,14 +143,16 @@ extension Scope {
                 return true
             }
         }
-        let removed: (any Registration)? = registry.lock.withLock { locked in
-            guard case .registration(let registration)? = locals[key] else { return nil }
+        let (removed, retired): ((any Registration)?, LookupTable?) = registry.lock.withLock { locked in
+            guard case .registration(let registration)? = locals[key] else { return (nil, nil) }
             locals[key] = nil
             if let index = registry.entries[key]?.localsIndex {
                 unpublishHereAndBelow(index: index, locked)
             }
-            return registration
+            // A new generation, as when a scope's registration is replaced.
+            return (registration, registry.replaceTable(locked))
         }
+        Registry.release(retiredTable: retired)
         return removed != nil
     }
 
