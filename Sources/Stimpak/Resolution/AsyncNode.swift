@@ -15,6 +15,10 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
     /// `Task` that a factory starts copies it, and outlives the factory (``isFinished``).
     @TaskLocal static var innermost: AsyncNode?
 
+    /// Atomic, through ``wordAddress`` only: bit 0 set once the factory has returned or thrown (``finish()``), read
+    /// by any task that holds the node; bit 1 set, under `graphLock`, once an outermost node has made its graph.
+    /// The first stored property, in the node's own allocation.
+    private var word: UInt = 0
     let registration: any Registration
     /// The scope the factory runs for: the property wrappers of what it makes resolve from it.
     let scope: Scope
@@ -29,9 +33,6 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
     /// Guards every outermost node's `graphStorage`, taken only by a `.graph` resolve and when an outermost
     /// factory that made a graph returns.
     private static let graphLock = Lock()
-    /// A word of its own, atomic: bit 0 set once the factory has returned or thrown (``finish()``), read by any
-    /// task that holds the node; bit 1 set, under `graphLock`, once an outermost node has made its graph.
-    private let word: UnsafeMutablePointer<UInt>
 
     init(registration: any Registration, scope: Scope, creation: AsyncCreation?, parent: AsyncNode?) {
         self.registration = registration
@@ -40,23 +41,28 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
         self.parent = parent
         self.depth = (parent?.depth ?? 0) + 1
         self.outermost = parent.map { $0.outermost ?? $0 }
-        word = .allocate(capacity: 1)
-        word.initialize(to: 0)
+        assert(
+            withUnsafeMutablePointer(to: &word) { UnsafeMutableRawPointer($0) } == UnsafeMutableRawPointer(wordAddress),
+            "AsyncNode.word must be its first stored property")
+        // Through the atomic accessor, as every later access is: a plain store to a property that Swift code never
+        // reads is one the optimizer may drop.
+        stimpak_store_relaxed(wordAddress, 0)
     }
 
-    deinit {
-        word.deallocate()
+    /// ``word``'s address: the start of the node's stored properties.
+    private var wordAddress: UnsafeMutablePointer<UInt> {
+        _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt.self)
     }
 
     /// Whether the factory has returned: a task that still holds the node (an unstructured `Task` the factory
     /// started: a structured child task ends before its factory returns) resolves as outside every factory, with
     /// no path, no captor and no `.graph` instances of the factory's resolve.
-    var isFinished: Bool { stimpak_load(word) & 1 != 0 }
+    var isFinished: Bool { stimpak_load(wordAddress) & 1 != 0 }
 
     /// Marks the factory returned; an outermost node that made a graph lets its `.graph` instances go.
     func finish() {
         // Most chains make no graph: no lock.
-        guard stimpak_exchange(word, 1) & 2 != 0 else { return }
+        guard stimpak_exchange(wordAddress, 1) & 2 != 0 else { return }
         let graph: AsyncGraph? = Self.graphLock.withLock { graphStorage.take() }
         // Released outside the lock: the instances' deinits may resolve.
         withExtendedLifetime(graph) {}
@@ -69,7 +75,7 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
             if let graph = holder.graphStorage { return graph }
             let graph = AsyncGraph()
             holder.graphStorage = graph
-            _ = stimpak_fetch_add(holder.word, 2)
+            _ = stimpak_fetch_add(holder.wordAddress, 2)
             return graph
         }
     }
