@@ -472,15 +472,17 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
     @Test("an array of services with async factories is made with await, each element awaited")
     func arrayOfAsyncServices() async throws {
         let container = Container()
+        let madeSynchronously = Counter()
+        container.register(AsyncService.self, key: "sync") { AsyncService(serial: 10 + madeSynchronously.next()) }
         container.register(AsyncService.self, reuse: .singleton) { () async in AsyncService(serial: 1) }
         container.register(AsyncService.self, key: "transient") { () async in AsyncService(serial: 2) }
-        container.register(AsyncService.self, key: "sync") { AsyncService(serial: 3) }
         let all = try await container.require([AsyncService].self)
-        #expect(all.map(\.serial) == [1, 2, 3])
+        #expect(all.map(\.serial) == [11, 1, 2], "each element made once, in registration order")
         // The singleton is cached: the next array shares it, and makes a new transient.
         let again = try await container.require([AsyncService].self)
-        #expect(again[0] === all[0])
-        #expect(again[1] !== all[1])
+        #expect(again[1] === all[1])
+        #expect(again[2] !== all[2])
+        #expect(madeSynchronously.value == 2)
         // Synchronously, an element that needs an `await` fails as it does alone.
         let error = #expect(throws: ResolutionError.self) { try container.require([AsyncService].self) as [AsyncService] }
         #expect(error?.code == .requiresAwait)

@@ -67,7 +67,8 @@ public final class Container: Resolving, Sendable {
     /// Releases now the memory that disposals, unregistrations and replacements left for lock-free readers,
     /// in every container: for leak checks and tests.
     ///
-    /// `dispose()` runs every disposal hook before it returns and releases what the scopes held at once when
+    /// `dispose()` runs every disposal hook before it returns (the synchronous one leaves the first asynchronous
+    /// hook, and those after it, to a task) and releases what the scopes held at once when
     /// no other thread is inside a resolve's lock-free section; otherwise the release (the last references to
     /// instances, and the scopes' tables) is left to the next disposal, registration change or `reclaim()`
     /// after those readers have moved on, so that no writer waits for a reader. This call waits for the

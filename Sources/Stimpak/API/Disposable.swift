@@ -12,8 +12,8 @@ public protocol Disposable: AnyObject {
 /// holding it is disposed.
 ///
 /// `await scope.dispose()` awaits `dispose()` in the same order as synchronous hooks (reverse order of
-/// creation) and reports a throwing one. A synchronous `scope.dispose()` cannot await: it starts the
-/// asynchronous hooks in a task of their own, in that order, after the synchronous ones.
+/// creation) and reports a throwing one. A synchronous `scope.dispose()` cannot await: from the first
+/// asynchronous hook on, the hooks run in a task of their own, in that order, and the scope above waits for it.
 public protocol AsyncDisposable: AnyObject {
     /// Releases the instance's resources.
     func dispose() async throws

@@ -152,8 +152,16 @@ extension Array: ImplicitService {
     /// Every registration of `Element` without runtime arguments, under every key (`key` is ignored), in
     /// registration order.
     static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
+        let (keys, awaited) = scope.registrationKeys(of: Element.self, findingAsync: ResolutionContext.servesAwait)
+        if let awaited {
+            // The synchronous attempt of an `await` resolve: the array goes to the `await` path before any
+            // element is made (made here, the elements before that one would be made again there).
+            var error = ResolutionError(.requiresAwait, requested: awaited)
+            error.isAwaitableHere = true
+            throw error
+        }
         // Unexplained: the resolve of the array explains the error, naming its own caller.
-        try scope.registrationKeys(of: Element.self).map { registered throws(ResolutionError) in
+        return try keys.map { registered throws(ResolutionError) in
             try scope.resolveInstance(Element.self, (), key: registered.key)
         }
     }
@@ -213,17 +221,25 @@ extension Scope {
     /// The keys of the registrations of `Service` without runtime arguments that this scope sees (the
     /// container's, and those made in this scope or above it), in registration order.
     func registrationKeys<Service>(of type: Service.Type) -> [ServiceKey] {
+        registrationKeys(of: Service.self, findingAsync: false).keys
+    }
+
+    /// The same, and, `findingAsync`, the key of the first whose factory is `async` (a main-actor one too).
+    func registrationKeys<Service>(
+        of type: Service.Type, findingAsync: Bool
+    ) -> (keys: [ServiceKey], awaited: ServiceKey?) {
         registry.lock.withLock { locked in
-            var found: [(key: ServiceKey, index: Int)] = []
+            var found: [(key: ServiceKey, index: Int, isAsync: Bool)] = []
             for (key, entry) in registry.entries
             where ObjectIdentifier(key.service) == ObjectIdentifier(Service.self) && !key.hasArguments {
                 if let registration = entry.registration {
-                    found.append((key, registration.index))
+                    found.append((key, registration.index, findingAsync && registration.needsAwait))
                 } else if entry.hasScopeRegistrations, let (registration, _) = scopeRegistration(for: key, locked) {
-                    found.append((key, registration.index))
+                    found.append((key, registration.index, findingAsync && registration.needsAwait))
                 }
             }
-            return found.sorted { $0.index < $1.index }.map(\.key)
+            found.sort { $0.index < $1.index }
+            return (found.map(\.key), found.first(where: \.isAsync)?.key)
         }
     }
 }

@@ -61,23 +61,34 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
 
     /// Marks the factory returned; an outermost node that made a graph lets its `.graph` instances go.
     func finish() {
-        // Most chains make no graph: no lock.
-        guard stimpak_exchange(wordAddress, 1) & 2 != 0 else { return }
+        // Most chains make no graph: no lock. A graph made meanwhile set its bit first (see `graph`), under the
+        // lock, which this then waits for.
+        guard setBits(1) & 2 != 0 else { return }
         let graph: AsyncGraph? = Self.graphLock.withLock { graphStorage.take() }
         // Released outside the lock: the instances' deinits may resolve.
         withExtendedLifetime(graph) {}
     }
 
-    /// The `.graph` instances of the outermost async resolve, shared by the whole chain.
+    /// The `.graph` instances of the outermost async resolve, shared by the whole chain; a throwaway one once the
+    /// outermost factory has returned (a task it started, which resolves as outside every factory, may have read
+    /// the chain just before).
     var graph: AsyncGraph {
         let holder = outermost ?? self
         return Self.graphLock.withLock {
             if let graph = holder.graphStorage { return graph }
             let graph = AsyncGraph()
+            // The bit first: a `finish()` that runs after it waits for this lock, then takes the graph.
+            guard holder.setBits(2) & 1 == 0 else { return graph }
             holder.graphStorage = graph
-            _ = stimpak_fetch_add(holder.wordAddress, 2)
             return graph
         }
+    }
+
+    /// Sets `bits` in ``word``; returns the bits before.
+    private func setBits(_ bits: UInt) -> UInt {
+        var expected = stimpak_load(wordAddress)
+        while stimpak_compare_exchange(wordAddress, &expected, expected | bits) == 0 {}
+        return expected
     }
 
     /// The nodes from this one out to the outermost.

@@ -84,18 +84,15 @@ extension Scope {
                 registry.lock.release(locked)
             }
         }
+        // An implicit wrapper (an array of every registration), unless something is registered or provided as
+        // it: made awaiting what it wraps.
+        if let wrapper = Self.implicitWrapper(Service.self, Args.self),
+            !findsRegistrationOrValue(Service.self, Args.self, key: key)
+        {
+            return try await wrapper.implicitInstanceAwaiting(from: self, key: key) as! Service
+        }
         while true {
-            let lookup: Lookup<Service, Args>
-            do throws(ResolutionError) {
-                lookup = try lockAndFind(Service.self, arguments, key: key)
-            } catch {
-                // An implicit wrapper of services that need an `await` (an array of services made by `async`
-                // factories): made awaiting them.
-                guard error.code == .requiresAwait, let wrapper = Self.implicitWrapper(Service.self, Args.self) else {
-                    throw error
-                }
-                return try await wrapper.implicitInstanceAwaiting(from: self, key: key) as! Service
-            }
+            let lookup = try lockAndFind(Service.self, arguments, key: key)
             switch consume lookup {
             case .resolved(let value):
                 return Self.service(value, as: Service.self)

@@ -131,11 +131,18 @@ extension Scope {
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
     ) throws(ResolutionError) -> Service? {
         guard let wrapper = Self.implicitWrapper(Service.self, Args.self) else { return nil }
-        // Its resolves are nested in this one at the top level of the thread's path: none hands a place over to
-        // the `await` resolve whose attempt this may be, which resolves `Service`, not what they resolve.
-        return try ResolutionContext.runningUserCode { () throws(ResolutionError) in
-            try wrapper.implicitInstance(from: self, key: key)
-        } as? Service
+        return try wrapper.implicitInstance(from: self, key: key) as? Service
+    }
+
+    /// Whether a registration or a `provide`d value resolves `Service` with `Args` under `key` here (not an
+    /// implicit wrapper).
+    func findsRegistrationOrValue<Service, Args>(_ type: Service.Type, _ arguments: Args.Type, key: AnyHashable?) -> Bool {
+        let requested = ServiceKey(service: Service.self, arguments: Args.self, key: key)
+        guard let interned = registry.intern(requested, adding: false) else { return false }
+        return registry.lock.withLock { locked in
+            if case .missing = find(interned, Service.self, Args.self, locked) { return false }
+            return true
+        }
     }
 
     /// The locked path for a reused registration the lock-free path found without an instance: it goes

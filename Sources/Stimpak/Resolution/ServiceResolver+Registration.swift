@@ -125,6 +125,8 @@ extension ServiceRegistration {
 
     var isAsync: Bool { hasAsyncFactory && !isMainActor }
 
+    var needsAwait: Bool { requiresAwaitHere }
+
     func registrationFindings(_ locked: borrowing Locked) -> [ResolutionError] {
         var findings: [ResolutionError] = []
         if reuse.kind == .weak, Self.isValueType(Service.self) {
