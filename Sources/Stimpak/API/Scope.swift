@@ -306,7 +306,9 @@ public final class Scope: Resolving, @unchecked Sendable {
         let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock { locked in
             guard !isDisposedValue else { return (nil, nil) }
             let replaced = locals.updateValue(.value(value), forKey: serviceKey)
-            let (index, retired) = registry.markScopeLocal(serviceKey, locked)
+            var (index, retired) = registry.markScopeLocal(serviceKey, locked)
+            // Over this scope's own registration: a new generation, as when that registration is replaced.
+            if case .registration? = replaced, retired == nil { retired = registry.replaceTable(locked) }
             publishProvided(box, index: index, locked)
             return (retired, replaced)
         }
