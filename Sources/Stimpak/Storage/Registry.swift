@@ -188,9 +188,9 @@ final class Registry: @unchecked Sendable {
             throw error
         }
         let retired = replaceTable(locked)
-        let (registrations, caches) = takeRetired(locked)
+        let registrations = takeRetired(locked)
         lock.release(locked)
-        reclaim(retired, registrations, caches)
+        reclaim(retired, registrations)
         return result
     }
 
@@ -203,26 +203,33 @@ final class Registry: @unchecked Sendable {
         if let cache = registration.takeRootCache(locked) { retiredCaches.append(cache) }
     }
 
-    /// The retired registrations and their root scope's caches, to reclaim.
-    private func takeRetired(_ locked: borrowing Locked) -> ([any Registration], [AnyObject]) {
+    /// The retired registrations and their root scope's caches, to reclaim; nil when none is.
+    private func takeRetired(_ locked: borrowing Locked) -> Retired? {
         // A registration that replaces nothing (most of them) retires nothing: no array is touched.
-        if retiredRegistrations.isEmpty { return ([], []) }
+        if retiredRegistrations.isEmpty { return nil }
         defer { (retiredRegistrations, retiredCaches) = ([], []) }
-        return (retiredRegistrations, retiredCaches)
+        return Retired(registrations: retiredRegistrations, caches: retiredCaches)
+    }
+
+    /// Registrations taken out of use, and their root scope's caches.
+    private struct Retired {
+        let registrations: [any Registration]
+        let caches: [AnyObject]
     }
 
     /// Hands a retired table, registrations and their root scope's caches to ``Reclamation``: released once no
     /// reader can be using them and no factory of theirs runs. Call without the lock: the deinits of what the
     /// registrations held (factories, captured objects, the root scope's instances) may resolve.
-    private func reclaim(
-        _ table: consuming LookupTable?, _ registrations: consuming [any Registration], _ caches: consuming [AnyObject]
-    ) {
-        // Registrations in a row, with no table published and nothing replaced, retire nothing: no scan.
-        guard table != nil || !registrations.isEmpty else { return }
-        if caches.isEmpty {
-            Reclamation.retire(table, registrations: registrations)
+    private func reclaim(_ table: consuming LookupTable?, _ retired: consuming Retired?) {
+        guard let retired else {
+            // Registrations in a row, with no table published and nothing replaced, retire nothing: no scan.
+            if table != nil { Reclamation.retire(table) }
+            return
+        }
+        if retired.caches.isEmpty {
+            Reclamation.retire(table, registrations: retired.registrations)
         } else {
-            Reclamation.retire((table, caches), registrations: registrations)
+            Reclamation.retire((table, retired.caches), registrations: retired.registrations)
         }
     }
 
@@ -247,10 +254,10 @@ final class Registry: @unchecked Sendable {
         recordsDependencies = false
         observedWord.store(0)
         let retired = retireTable(locked)
-        let (registrations, caches) = takeRetired(locked)
+        let registrations = takeRetired(locked)
         lock.release(locked)
         withExtendedLifetime((decorators, observer)) {}
-        reclaim(retired, registrations, caches)
+        reclaim(retired, registrations)
     }
 
     /// Unpublishes the table; call ``release(retiredTable:)`` after unlocking.
