@@ -53,7 +53,12 @@ import StimpakMainActorFixture
         let container = Container()
         container.register(Foo.self, reuse: .inScope) { Foo() }
         container.register(Holder.self, reuse: .singleton, onMainActor: { (scope: Scope) in Holder(try scope.require(Foo.self)) })
-        container.register(Loop.self, onMainActor: { (scope: Scope) in _ = try scope.require(Loop.self); return Loop() })
+        container.register(
+            Loop.self,
+            onMainActor: { (scope: Scope) in
+                _ = try scope.require(Loop.self)
+                return Loop()
+            })
         let captive = await #expect(throws: ResolutionError.self) {
             try await Task.detached { try await container.require(Holder.self) }.value
         }
