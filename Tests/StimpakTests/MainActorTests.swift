@@ -43,32 +43,6 @@ import StimpakMainActorFixture
         #expect(again === counter)
     }
 
-    @Test("a main-actor factory awaited from elsewhere meets the captive check and cycles as on the main thread")
-    func awaitedMainActorFactoryKeepsTheRules() async throws {
-        final class Holder: Sendable {
-            let foo: Foo
-            init(_ foo: Foo) { self.foo = foo }
-        }
-        final class Loop: Sendable {}
-        let container = Container()
-        container.register(Foo.self, reuse: .inScope) { Foo() }
-        container.register(Holder.self, reuse: .singleton, onMainActor: { (scope: Scope) in Holder(try scope.require(Foo.self)) })
-        container.register(
-            Loop.self,
-            onMainActor: { (scope: Scope) in
-                _ = try scope.require(Loop.self)
-                return Loop()
-            })
-        let captive = await #expect(throws: ResolutionError.self) {
-            try await Task.detached { try await container.require(Holder.self) }.value
-        }
-        #expect(captive?.code == .captiveDependency)
-        let cycle = await #expect(throws: ResolutionError.self) {
-            try await Task.detached { try await container.require(Loop.self) }.value
-        }
-        #expect(cycle?.code == .dependencyCycle)
-    }
-
     @Test("1,000 tasks off the main actor racing one main-actor singleton: one creation")
     func racingMainActorSingleton() async throws {
         let container = Container()

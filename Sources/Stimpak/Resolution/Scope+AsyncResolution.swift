@@ -405,9 +405,6 @@ extension Scope {
                 throw AsyncNode.pathError(.resolutionTooDeep, resolver.serviceKey, node: node)
             }
         }
-        if resolver.isMainActor {
-            return try await makeOnMainActor(resolver, arguments, in: scope, decorators: decorators, layers: &layers)
-        }
         let entered = AsyncNode(registration: resolver, scope: scope, creation: creation, parent: node)
         defer { entered.finish() }
         let start = creationStart()
@@ -421,27 +418,5 @@ extension Scope {
         } catch {
             throw AsyncNode.factoryError(error, resolver.serviceKey, node: node)
         }
-    }
-
-    /// Runs a main-actor registration's synchronous factory and its decorators on the main actor, as a
-    /// synchronous resolve on the main thread does: with the registration on that thread's resolution path, so
-    /// that what the factory resolves meets the captive check and the cycle and depth checks.
-    @inline(never)
-    private nonisolated(nonsending) func makeOnMainActor<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, in scope: Scope, decorators: [Decorator<Service>]?,
-        layers: inout [InstanceDisposal]?
-    ) async throws -> Service {
-        // The arguments and the instance cross to and from the main actor, as they do in a synchronous resolve
-        // from the main thread; the caller hands them over.
-        let input = UncheckedSendable((resolver, arguments, scope, decorators))
-        let made = try await MainActor.run {
-            let (resolver, arguments, scope, decorators) = input.value
-            var layers: [InstanceDisposal]?
-            let instance = try self.make(
-                resolver, arguments, in: scope, decorators: decorators, context: .current, layers: &layers)
-            return UncheckedSendable((instance, layers))
-        }
-        layers = made.value.1
-        return made.value.0
     }
 }
