@@ -200,24 +200,16 @@ import Stimpak
     /// container's singletons with the container.
     @Test(arguments: [false, true])
     func servicesThatReachEachOtherThroughAProviderGoWithTheirScope(inRequest: Bool) throws {
-        final class Cart: Sendable {
-            let session: Session
-            init(session: Session) { self.session = session }
-        }
-        final class Session: Sendable {
-            let makeCart: Provider<Cart>
-            init(makeCart: Provider<Cart>) { self.makeCart = makeCart }
-        }
-        weak var session: Session?
-        weak var cart: Cart?
+        weak var session: ProviderSession?
+        weak var cart: ProviderCart?
         var container: Container? = Container()
         let reuse: Reuse = inRequest ? .inScope : .singleton
-        container?.autowire(Session.self, reuse: reuse, Session.init)
-        container?.autowire(Cart.self, reuse: reuse, Cart.init)
+        container?.autowire(ProviderSession.self, reuse: reuse, ProviderSession.init)
+        container?.autowire(ProviderCart.self, reuse: reuse, ProviderCart.init)
         let request = try #require(container?.openScope("request"))
         do {
             let scope: Scope = inRequest ? request : try #require(container?.root)
-            let made = try scope.require(Session.self)
+            let made = try scope.require(ProviderSession.self)
             #expect(made.makeCart.isBound)
             let first = try made.makeCart()
             #expect(try made.makeCart() === first)
@@ -257,34 +249,26 @@ import Stimpak
     /// reach each other through a provider go with their container.
     @Test(arguments: [false, true])
     func aRetiredSingletonReachedThroughAProviderGoesWithTheContainer(replaced: Bool) throws {
-        final class Cart: Sendable {
-            let session: Session
-            init(session: Session) { self.session = session }
-        }
-        final class Session: Sendable {
-            let makeCart: Provider<Cart>
-            init(makeCart: Provider<Cart>) { self.makeCart = makeCart }
-        }
-        weak var session: Session?
-        weak var cart: Cart?
+        weak var session: ProviderSession?
+        weak var cart: ProviderCart?
         var container: Container? = Container()
-        container?.autowire(Session.self, reuse: .singleton, Session.init)
-        container?.autowire(Cart.self, reuse: .singleton, Cart.init)
+        container?.autowire(ProviderSession.self, reuse: .singleton, ProviderSession.init)
+        container?.autowire(ProviderCart.self, reuse: .singleton, ProviderCart.init)
         do {
-            let made = try #require(container).require(Session.self)
+            let made = try #require(container).require(ProviderSession.self)
             let first = try made.makeCart()
             #expect(try made.makeCart() === first)
             (session, cart) = (made, first)
         }
         if replaced {
-            container?.register(Cart.self, reuse: .singleton, ifAlreadyRegistered: .replace) { r in
-                Cart(session: try r.require(Session.self))
+            container?.register(ProviderCart.self, reuse: .singleton, ifAlreadyRegistered: .replace) { r in
+                ProviderCart(session: try r.require(ProviderSession.self))
             }
-            let replacement = try #require(container).require(Cart.self)
+            let replacement = try #require(container).require(ProviderCart.self)
             #expect(replacement !== cart, "the replacement makes its own")
             #expect(try session?.makeCart() === replacement, "the stale provider resolves the replacement")
         } else {
-            container?.unregister(Cart.self)
+            container?.unregister(ProviderCart.self)
         }
         container = nil
         Container.reclaim()
@@ -315,4 +299,16 @@ import Stimpak
         container.register(Foo.self) { Foo() }
         _ = try makeFoo()
     }
+}
+
+/// A session that makes its cart through a provider, and a cart that holds its session: two services that reach
+/// each other, the usual way to break a construction cycle.
+private final class ProviderSession: Sendable {
+    let makeCart: Provider<ProviderCart>
+    init(makeCart: Provider<ProviderCart>) { self.makeCart = makeCart }
+}
+
+private final class ProviderCart: Sendable {
+    let session: ProviderSession
+    init(session: ProviderSession) { self.session = session }
 }
