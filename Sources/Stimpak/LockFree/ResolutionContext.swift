@@ -214,7 +214,7 @@ final class ResolutionContext {
 
     /// Runs user code that resolves as a caller of its own (a comparator, an observer's callback) inside a
     /// resolve: while it runs, this thread's path serves no `await` (see ``servesAwait``).
-    static func runningUserCode<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
+    static func runningUserCode<T>(_ body: () throws -> T) rethrows -> T {
         let state = stimpak_thread_get()
         let servesAwait = state.pointee.serves_await
         state.pointee.serves_await = 0

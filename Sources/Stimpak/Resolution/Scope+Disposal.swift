@@ -16,11 +16,11 @@ extension Scope {
     /// pool outlives the sessions that use it); their failures reach the observer only. `await scope.dispose()`
     /// awaits them and returns them.
     ///
-    /// The hooks before the first asynchronous one have run when it returns; the memory the scopes held (the last references to their
-    /// instances) is released then too, unless another thread is inside a lock-free resolve at that moment, or
-    /// holds the container's lock past a short spin (about half a microsecond): then it is released by a later
-    /// disposal, registration change or use of the container's lock, once that thread has moved on, or by
-    /// ``Container/reclaim()``.
+    /// The hooks before the first asynchronous one have run when it returns; the memory the scopes held (the last
+    /// references to their instances) is released then too, unless another thread is inside a lock-free resolve at
+    /// that moment, or holds the container's lock past a short spin (about half a microsecond): then it is released
+    /// by a later disposal, registration change or use of the container's lock, once that thread has moved on, or
+    /// by ``Container/reclaim()``.
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() -> [DisposalFailure] {
