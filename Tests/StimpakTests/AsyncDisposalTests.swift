@@ -57,7 +57,7 @@ actor Connection: AsyncDisposable {
         _ = try await scope.require(Tracked.self)
         scope.disposeSynchronously()
         #expect(log.events == ["dispose sync"])
-        for _ in 0..<1_000 where log.events.count < 3 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await log.waitForEvents(3)
         #expect(log.events == ["dispose sync", "close b", "close a"])
     }
 
@@ -72,7 +72,7 @@ actor Connection: AsyncDisposable {
         let request = tenant.openScope("request")
         _ = try await request.require(Connection.self)
         tenant.disposeSynchronously()
-        for _ in 0..<1_000 where log.events.count < 2 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await log.waitForEvents(2)
         #expect(log.events == ["close session", "dispose pool"])
     }
 
@@ -88,7 +88,7 @@ actor Connection: AsyncDisposable {
         request.disposeSynchronously()
         // The session's close is still running in its task: the container's disposal runs after it.
         _ = await container.dispose()
-        for _ in 0..<1_000 where log.events.count < 2 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await log.waitForEvents(2)
         #expect(log.events == ["close session", "dispose pool"])
     }
 
@@ -217,4 +217,11 @@ final class FailureBox: @unchecked Sendable {  // `stored` is guarded by `lock`
     }
 
     var failures: [DisposalFailure] { lock.withLock { stored } }
+}
+
+extension EventLog {
+    /// Waits, a second at most, until `count` events are logged: hooks that run in a task of their own.
+    func waitForEvents(_ count: Int) async throws {
+        for _ in 0..<1_000 where events.count < count { try await Task.sleep(nanoseconds: 1_000_000) }
+    }
 }

@@ -306,9 +306,8 @@ public final class Scope: Resolving, @unchecked Sendable {
         let (retired, replaced): (LookupTable?, Local?) = registry.lock.withLock { locked in
             guard !isDisposedValue else { return (nil, nil) }
             let replaced = locals.updateValue(.value(value), forKey: serviceKey)
-            var (index, retired) = registry.markScopeLocal(serviceKey, locked)
-            // Over this scope's own registration: a new generation, as when that registration is replaced.
-            if case .registration? = replaced, retired == nil { retired = registry.replaceTable(locked) }
+            let (index, retired) = registry.markScopeLocal(
+                serviceKey, replacingRegistration: replaced?.isRegistration == true, locked)
             publishProvided(box, index: index, locked)
             return (retired, replaced)
         }
@@ -385,4 +384,8 @@ public final class Scope: Resolving, @unchecked Sendable {
 enum Local {
     case value(Any)
     case registration(any Registration)
+
+    var isRegistration: Bool {
+        if case .registration = self { true } else { false }
+    }
 }

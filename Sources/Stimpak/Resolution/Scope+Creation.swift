@@ -188,7 +188,7 @@ extension Scope {
             // Made here and refused here: nothing else would dispose it.
             try? DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: nil, layers: layers)?.dispose()
             var error = failure(.disposableTransient, resolver.serviceKey)
-            error.isDisposableLayer = !(instance is any Disposable || instance is any AsyncDisposable)
+            error.isDisposableLayer = InstanceDisposal.of(instance).object == nil
             throw error
         }
     }

@@ -52,10 +52,8 @@ extension Scope {
         }
         // The registration or `provide`d value it replaces.
         let replaced = locals.updateValue(.registration(resolver), forKey: serviceKey)
-        var (index, retired) = registry.markScopeLocal(serviceKey, isRegistration: true, locked)
-        // A new generation: an `await` resolve that a synchronous attempt handed the replaced one's slot does not
-        // make its instance (see `Scope.resolveAwaiting`).
-        if replaced != nil, retired == nil { retired = registry.replaceTable(locked) }
+        let (index, retired) = registry.markScopeLocal(
+            serviceKey, isRegistration: true, replacingRegistration: replaced != nil, locked)
         // What this scope and those below published for the key came from above, or from the replaced one.
         unpublishHereAndBelow(index: index, locked)
         registry.lock.release(locked)

@@ -286,22 +286,26 @@ final class Registry: @unchecked Sendable {
 
     /// Marks `key` as having values or registrations in scopes, so that the locked path searches the scopes
     /// first and the lock-free path reads the scopes' tables at the returned index (its locals index). The
-    /// first time, the published table is replaced: release the old one after unlocking.
+    /// first time, the published table is replaced: release the old one after unlocking. `replacingRegistration`
+    /// (a scope's own registration replaced): replaced every time, a new generation, so that an `await` resolve
+    /// handed the replaced registration's slot does not make its instance (see `Scope.resolveAwaiting`).
     func markScopeLocal(
-        _ key: ServiceKey, isRegistration: Bool = false, _ locked: borrowing Locked
+        _ key: ServiceKey, isRegistration: Bool = false, replacingRegistration: Bool = false, _ locked: borrowing Locked
     ) -> (index: Int, retired: LookupTable?) {
         var entry = entries[key] ?? Entry()
+        var isNew = false
         // Marked already (every request's `provide` after the first): nothing to write back.
-        if entry.hasScopeLocals, !isRegistration || entry.hasScopeRegistrations { return (entry.localsIndex, nil) }
-        if isRegistration { entry.hasScopeRegistrations = true }
-        guard !entry.hasScopeLocals else {
+        if !entry.hasScopeLocals || isRegistration && !entry.hasScopeRegistrations {
+            if isRegistration { entry.hasScopeRegistrations = true }
+            if !entry.hasScopeLocals {
+                entry.hasScopeLocals = true
+                entry.localsIndex = makeIndex(locked)
+                isNew = true
+            }
             entries[key] = entry
-            return (entry.localsIndex, nil)
         }
-        entry.hasScopeLocals = true
-        entry.localsIndex = makeIndex(locked)
-        entries[key] = entry
-        return (entry.localsIndex, replaceTable(locked))
+        // Replaced once `entries` holds the change: a successor table is built from it.
+        return (entry.localsIndex, isNew || replacingRegistration ? replaceTable(locked) : nil)
     }
 
     /// Builds and publishes the table if none is.
