@@ -92,6 +92,67 @@ actor Connection: AsyncDisposable {
         #expect(log.events == ["close session", "dispose pool"])
     }
 
+    /// A container whose request-scoped session's async hook awaits the disposal of `above()`, a scope above the
+    /// request's, with a pool in `tenant` (the request's parent) and one in the container.
+    private static func sessionAwaitingDisposal(
+        of above: @escaping @Sendable (Container, Scope) -> (@Sendable () async -> [DisposalFailure]), log: EventLog
+    ) -> (Container, tenant: Scope) {
+        let container = Container()
+        let tenant = container.openScope("tenant")
+        let disposeAbove = above(container, tenant)
+        container.register(Tracked.self, reuse: .singleton, key: "root") { Tracked("root pool", log: log) }
+        container.register(Tracked.self, reuse: .inScope) { Tracked("pool", log: log) }
+        container.register(Foo.self, reuse: .inScope) { Foo() }
+            .onDispose { _ async in
+                log.append("session hook")
+                let failures = await disposeAbove()
+                log.append("returned with \(failures.count) failures")
+            }
+        return (container, tenant)
+    }
+
+    @Test(
+        "an async hook that awaits the disposal of a scope above its own returns: that disposal's hooks run after the hook's scope's",
+        arguments: ["awaited", "synchronous", "grandchild", "container", "in a task"])
+    func hookAwaitingADisposalAbove(_ form: String) async throws {
+        let log = EventLog()
+        let (container, tenant) = Self.sessionAwaitingDisposal(
+            of: { container, tenant in
+                switch form {
+                case "container": return { await container.dispose() }
+                case "in a task": return { await Task { await tenant.dispose() }.value }
+                default: return { await tenant.dispose() }
+                }
+            }, log: log)
+        _ = try await container.require(Tracked.self, key: "root")
+        _ = try await tenant.require(Tracked.self)
+        let request = form == "grandchild" ? tenant.openScope("flow").openScope("request") : tenant.openScope("request")
+        _ = try await request.require(Foo.self)
+        if form == "synchronous" {
+            request.disposeSynchronously()
+            log.append("request disposal returned")
+        } else {
+            Task {
+                let failures = await request.dispose()
+                log.append("request disposal returned with \(failures.count) failures")
+            }
+        }
+        let expected = form == "container" ? 5 : 4
+        try await log.waitForEvents(expected)
+        let events = log.events
+        #expect(events.count == expected, "the disposals finish: \(events)")
+        func precedes(_ first: String, _ second: String) -> Bool {
+            guard let a = events.firstIndex(of: first), let b = events.firstIndex(of: second) else { return false }
+            return a < b
+        }
+        #expect(precedes("returned with 0 failures", "dispose pool"))
+        #expect(events.contains { $0.hasPrefix("request disposal returned") })
+        #expect(tenant.isDisposed)
+        if form == "container" {
+            #expect(precedes("dispose pool", "dispose root pool"))
+        }
+    }
+
     @Test("withScope disposes the scope when the body returns, throws or is cancelled")
     func withScope() async throws {
         let log = EventLog()

@@ -80,9 +80,10 @@ extension Scope {
     /// and asynchronous hooks alike; a hook that throws does not stop the others. A child's disposal that
     /// another thread is running is awaited first.
     ///
-    /// So an asynchronous hook must not await the disposal of a scope above its own: that disposal awaits this
-    /// one's hooks first, and neither returns. Start it in a task of its own (`Task { await tenant.dispose() }`),
-    /// or call the synchronous `dispose()`, which leaves that scope's hooks to the end of this disposal.
+    /// An asynchronous hook that awaits the disposal of a scope above its own (or a task it starts that does) is
+    /// not made to wait for its own scope's disposal, which awaits it: that call returns at once, as the synchronous
+    /// `dispose()` does, and the hooks of the scope above run after those of the hook's scope, reporting their
+    /// failures to the observer only.
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() async -> [DisposalFailure] {
@@ -110,6 +111,13 @@ extension Scope {
         var waiting: WaitingDisposal?
         let detachment = detachSubtree(into: &detached, waiting: &waiting, deferringHooks: false, locked)
         if let waiting {
+            // A hook of a disposal this one waits for awaits it: then the hooks are that disposal's to run after
+            // its own, as for a synchronous `dispose()` (unless it has finished meanwhile).
+            if let hooksScope = Self.hooksRunningInTask, hooksScope.isDescendant(of: self),
+                waiting.defer(self, detached)
+            {
+                return []
+            }
             await waiting.wait()
         } else if !detachment.runsHooks {
             return []
@@ -120,9 +128,33 @@ extension Scope {
         return failures
     }
 
-    /// Runs `records`' hooks in order, awaiting the asynchronous ones; returns the failures.
+    /// The scope whose disposal's asynchronous hooks run in this task (and in the tasks they start, but detached
+    /// ones): a hook that awaits the disposal of a scope above it must not wait for that disposal, which waits
+    /// for the hook's own.
+    @TaskLocal static var hooksRunningInTask: Scope?
+
+    /// Whether `ancestor` is above this scope.
+    func isDescendant(of ancestor: Scope) -> Bool {
+        var scope = parent
+        while let current = scope {
+            if current === ancestor { return true }
+            scope = current.parent
+        }
+        return false
+    }
+
+    /// Runs `records`' hooks in order, awaiting the asynchronous ones; returns the failures. When one is
+    /// asynchronous and a parent's disposal may wait for these hooks, they run with this scope as
+    /// ``hooksRunningInTask``.
     @inline(__always)
     private func runHooksAwaiting(_ records: [DisposalRecord]) async -> [DisposalFailure] {
+        guard parent != nil, records.contains(where: \.isAsync) else { return await runHooks(awaiting: records) }
+        return await Self.$hooksRunningInTask.withValue(self) { await runHooks(awaiting: records) }
+    }
+
+    /// ``runHooksAwaiting(_:)``'s loop.
+    @inline(__always)
+    private func runHooks(awaiting records: [DisposalRecord]) async -> [DisposalFailure] {
         var failures: [DisposalFailure] = []
         let observed = registry.observedWord.loadRelaxed() != 0
         var events: [(ServiceKey, (any Error)?)] = []
