@@ -101,7 +101,9 @@ actor Connection: AsyncDisposable {
         let tenant = container.openScope("tenant")
         let disposeAbove = above(container, tenant)
         container.register(Tracked.self, reuse: .singleton, key: "root") { Tracked("root pool", log: log) }
+        container.register(Connection.self, reuse: .singleton, key: "root") { Connection("root pool", log: log) }
         container.register(Tracked.self, reuse: .inScope) { Tracked("pool", log: log) }
+        container.register(Connection.self, reuse: .inScope) { Connection("pool", log: log) }
         container.register(Foo.self, reuse: .inScope) { Foo() }
             .onDispose { _ async in
                 log.append("session hook")
@@ -125,7 +127,9 @@ actor Connection: AsyncDisposable {
                 }
             }, log: log)
         _ = try await container.require(Tracked.self, key: "root")
+        _ = try await container.require(Connection.self, key: "root")
         _ = try await tenant.require(Tracked.self)
+        _ = try await tenant.require(Connection.self)
         let request = form == "grandchild" ? tenant.openScope("flow").openScope("request") : tenant.openScope("request")
         _ = try await request.require(Foo.self)
         if form == "synchronous" {
@@ -137,7 +141,7 @@ actor Connection: AsyncDisposable {
                 log.append("request disposal returned with \(failures.count) failures")
             }
         }
-        let expected = form == "container" ? 5 : 4
+        let expected = form == "container" ? 7 : 5
         try await log.waitForEvents(expected)
         let events = log.events
         #expect(events.count == expected, "the disposals finish: \(events)")
@@ -145,12 +149,57 @@ actor Connection: AsyncDisposable {
             guard let a = events.firstIndex(of: first), let b = events.firstIndex(of: second) else { return false }
             return a < b
         }
-        #expect(precedes("returned with 0 failures", "dispose pool"))
-        #expect(events.contains { $0.hasPrefix("request disposal returned") })
+        #expect(precedes("returned with 0 failures", "close pool"))
+        #expect(precedes("close pool", "dispose pool"))
+        let returned = events.first { $0.hasPrefix("request disposal returned") } ?? "never"
+        #expect(returned != "never")
         #expect(tenant.isDisposed)
-        if form == "container" {
-            #expect(precedes("dispose pool", "dispose root pool"))
+        if form != "synchronous" {
+            // The scopes above, which waited for the request's, are disposed, async hooks included, before it returns.
+            #expect(precedes("dispose pool", returned))
+            if form == "container" { #expect(precedes("close root pool", returned)) }
         }
+        if form == "container" {
+            #expect(precedes("dispose pool", "close root pool"))
+            #expect(precedes("close root pool", "dispose root pool"))
+        }
+    }
+
+    @Test("a task that an async hook started, awaiting a disposal above after the hook's scope's has finished, waits as any other")
+    func taskStartedByAHookAwaitsLater() async throws {
+        let log = EventLog()
+        let container = Container()
+        let tenant = container.openScope("tenant")
+        container.register(Connection.self, reuse: .inScope) { Connection("pool", log: log, fails: true) }
+        container.register(Foo.self, reuse: .inScope, key: "first") { Foo() }
+            .onDispose { _ async in
+                // Started inside the hook: it copies the hook's task-local values, and outlives it.
+                Task {
+                    await log.waitFor("second is disposing")
+                    let failures = await tenant.dispose()
+                    log.append("tenant disposal returned with \(failures.count) failures")
+                }
+            }
+        container.register(Foo.self, reuse: .inScope, key: "second") { Foo() }
+            .onDispose { _ async in
+                log.append("second is disposing")
+                await log.waitFor("let second finish")
+                log.append("second disposed")
+            }
+        _ = try await tenant.require(Connection.self)
+        let first = tenant.openScope("first")
+        _ = try await first.require(Foo.self, key: "first")
+        await first.dispose()
+        let second = tenant.openScope("second")
+        _ = try await second.require(Foo.self, key: "second")
+        Task { await second.dispose() }
+        await log.waitFor("second is disposing")
+        try await Task.sleep(nanoseconds: 20_000_000)
+        // The tenant's disposal waits for the second request's, which is under way, and then returns its failure.
+        #expect(!log.events.contains { $0.hasPrefix("tenant disposal returned") })
+        log.append("let second finish")
+        await log.waitFor("tenant disposal returned with 1 failures")
+        #expect(log.events.suffix(3) == ["second disposed", "close pool", "tenant disposal returned with 1 failures"])
     }
 
     @Test("withScope disposes the scope when the body returns, throws or is cancelled")
@@ -281,6 +330,11 @@ final class FailureBox: @unchecked Sendable {  // `stored` is guarded by `lock`
 }
 
 extension EventLog {
+    /// Waits, five seconds at most, until `event` is logged.
+    func waitFor(_ event: String) async {
+        for _ in 0..<5_000 where !events.contains(event) { try? await Task.sleep(nanoseconds: 1_000_000) }
+    }
+
     /// Waits, a second at most, until `count` events are logged: hooks that run in a task of their own.
     func waitForEvents(_ count: Int) async throws {
         for _ in 0..<1_000 where events.count < count { try await Task.sleep(nanoseconds: 1_000_000) }

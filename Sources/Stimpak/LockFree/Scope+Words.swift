@@ -24,6 +24,10 @@ extension Scope {
         let thread = stimpak_thread_get()
         return soleReaderWord.load() == UInt(bitPattern: thread) && stimpak_section_load(thread) & 1 == 0
     }
+    /// Nonzero while this scope's disposal runs asynchronous hooks with it as ``Scope/hooksRunningInTask``:
+    /// that task-local value outlives the hooks in the tasks they start, and names a disposal under way only
+    /// while this is set. A padding word of `lockWords`, written once or twice in the scope's life.
+    var asyncHooksRunningWord: AtomicWord { disposedWord.advanced(by: 5) }
     /// The lock of the state a disposal takes (`disposals`, `children`, `runningChildDisposals`,
     /// `waitingDisposal`, and the disposed flag's change), 64 bytes after `disposedWord` (see `lockWords`): taken
     /// with the container's lock held, or alone by a disposal that finds that lock busy, and never held while another
@@ -53,6 +57,7 @@ extension Scope {
         disposedWord.storeRelaxed(isDisposed ? 1 : 0)
         tableWord.storeRelaxed(0)
         soleReaderWord.storeRelaxed(isRoot ? Scope.sharedReaders : UInt(bitPattern: stimpak_thread_get()))
+        asyncHooksRunningWord.storeRelaxed(0)
         disposedWord.advanced(by: 8).storeRelaxed(0)
     }
 

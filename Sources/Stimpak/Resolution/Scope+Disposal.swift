@@ -80,10 +80,12 @@ extension Scope {
     /// and asynchronous hooks alike; a hook that throws does not stop the others. A child's disposal that
     /// another thread is running is awaited first.
     ///
-    /// An asynchronous hook that awaits the disposal of a scope above its own (or a task it starts that does) is
-    /// not made to wait for its own scope's disposal, which awaits it: that call returns at once, as the synchronous
-    /// `dispose()` does, and the hooks of the scope above run after those of the hook's scope, reporting their
-    /// failures to the observer only.
+    /// The disposals of the scopes above that waited for this one run before it returns, their hooks awaited (their
+    /// failures reach the observer only). An asynchronous hook that awaits the disposal of a scope above its own,
+    /// itself or in a child task or a `Task {}` it starts, is not made to wait for its own scope's disposal, which
+    /// awaits it: that call returns at once, as the synchronous `dispose()` does, and the hooks of the scope above run
+    /// after those of the hook's scope. Through a `Task.detached`, or a task or actor that the hook only signals,
+    /// the call still waits for the hook's scope, and neither returns.
     /// - Returns: The disposal hooks that threw, empty when all succeeded.
     @discardableResult
     public func dispose() async -> [DisposalFailure] {
@@ -96,7 +98,7 @@ extension Scope {
                 return []
             case .marked(let records):
                 let failures = await runHooksAwaiting(records)
-                if !records.isEmpty, let parent { Self.finishDisposal(countedIn: parent) }
+                if !records.isEmpty, let parent { await Self.finishDisposalAwaiting(countedIn: parent) }
                 return failures
             }
         }
@@ -113,8 +115,8 @@ extension Scope {
         if let waiting {
             // A hook of a disposal this one waits for awaits it: then the hooks are that disposal's to run after
             // its own, as for a synchronous `dispose()` (unless it has finished meanwhile).
-            if let hooksScope = Self.hooksRunningInTask, hooksScope.isDescendant(of: self),
-                waiting.defer(self, detached)
+            if let hooksScope = Self.hooksRunningInTask, hooksScope.asyncHooksRunningWord.load() != 0,
+                hooksScope.isDescendant(of: self), waiting.defer(self, detached)
             {
                 return []
             }
@@ -124,13 +126,16 @@ extension Scope {
         }
         let failures = await runHooksAwaiting(detached.records)
         Reclamation.retire(consume detached)
-        if detachment == .readyCounted || detachment == .waits, let parent { Self.finishDisposal(countedIn: parent) }
+        if detachment == .readyCounted || detachment == .waits, let parent {
+            await Self.finishDisposalAwaiting(countedIn: parent)
+        }
         return failures
     }
 
     /// The scope whose disposal's asynchronous hooks run in this task (and in the tasks they start, but detached
     /// ones): a hook that awaits the disposal of a scope above it must not wait for that disposal, which waits
-    /// for the hook's own.
+    /// for the hook's own. It names a disposal under way only while the scope's ``asyncHooksRunningWord`` is set: a
+    /// task a hook started may outlive the hooks.
     @TaskLocal static var hooksRunningInTask: Scope?
 
     /// Whether `ancestor` is above this scope.
@@ -149,6 +154,8 @@ extension Scope {
     @inline(__always)
     private func runHooksAwaiting(_ records: [DisposalRecord]) async -> [DisposalFailure] {
         guard parent != nil, records.contains(where: \.isAsync) else { return await runHooks(awaiting: records) }
+        asyncHooksRunningWord.store(1)
+        defer { asyncHooksRunningWord.store(0) }
         return await Self.$hooksRunningInTask.withValue(self) { await runHooks(awaiting: records) }
     }
 
@@ -199,7 +206,7 @@ extension Scope {
         let rest = UncheckedSendable(Array(records[index...]))
         Task {
             _ = await runHooksAwaiting(rest.value)
-            if let parent { Self.finishDisposal(countedIn: parent) }
+            if let parent { await Self.finishDisposalAwaiting(countedIn: parent) }
         }
         return (failures, true)
     }
@@ -216,6 +223,35 @@ extension Scope {
                 let (_, endsLater) = scope.runSynchronousHooks(of: detached.records, countedIn: scope.parent)
                 Reclamation.retire(consume detached)
                 guard !endsLater, let parent = scope.parent else { return }
+                next = parent.childDisposalFinished()
+            case .resume(let continuation):
+                continuation.resume()
+                return
+            case .none, .done:
+                return
+            }
+        }
+    }
+
+    /// ``finishDisposal(countedIn:)`` in a task: the hooks of the disposals that waited for this one are awaited
+    /// here (their failures reach the observer only), so that an `await dispose()` returns once they have run.
+    @inline(__always)
+    private static func finishDisposalAwaiting(countedIn parent: Scope) async {
+        let next = parent.childDisposalFinished()
+        if case .none = next { return }
+        await runWaitingDisposals(next)
+    }
+
+    /// ``finishDisposalAwaiting(countedIn:)``'s loop, when a disposal waited.
+    private static func runWaitingDisposals(_ first: WaitingDisposal.Next) async {
+        var next = first
+        while true {
+            switch next {
+            case .run(let waiting):
+                guard let (scope, detached) = waiting.takeDeferred() else { return }
+                _ = await scope.runHooksAwaiting(detached.records)
+                Reclamation.retire(consume detached)
+                guard let parent = scope.parent else { return }
                 next = parent.childDisposalFinished()
             case .resume(let continuation):
                 continuation.resume()
