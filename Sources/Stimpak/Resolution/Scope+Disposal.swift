@@ -237,28 +237,33 @@ extension Scope {
     /// here (their failures reach the observer only), so that an `await dispose()` returns once they have run.
     @inline(__always)
     private static func finishDisposalAwaiting(countedIn parent: Scope) async {
-        let next = parent.childDisposalFinished()
-        if case .none = next { return }
-        await runWaitingDisposals(next)
+        guard let waiting = endCountedDisposal(in: parent) else { return }
+        await runWaitingDisposals(from: waiting)
     }
 
-    /// ``finishDisposalAwaiting(countedIn:)``'s loop, when a disposal waited.
-    private static func runWaitingDisposals(_ first: WaitingDisposal.Next) async {
-        var next = first
-        while true {
-            switch next {
-            case .run(let waiting):
-                guard let (scope, detached) = waiting.takeDeferred() else { return }
-                _ = await scope.runHooksAwaiting(detached.records)
-                Reclamation.retire(consume detached)
-                guard let parent = scope.parent else { return }
-                next = parent.childDisposalFinished()
-            case .resume(let continuation):
-                continuation.resume()
-                return
-            case .none, .done:
-                return
-            }
+    /// Ends a disposal counted in `parent`: resumes the `await dispose()` that waited for it, or returns the
+    /// disposal whose hooks the caller runs. Synchronous, so that the awaiting caller keeps no ``WaitingDisposal/Next``
+    /// in its frame.
+    private static func endCountedDisposal(in parent: Scope) -> WaitingDisposal? {
+        switch parent.childDisposalFinished() {
+        case .run(let waiting):
+            return waiting
+        case .resume(let continuation):
+            continuation.resume()
+            return nil
+        case .none, .done:
+            return nil
+        }
+    }
+
+    /// ``finishDisposalAwaiting(countedIn:)``'s loop, when a disposal waited: a loop, not a recursion.
+    private static func runWaitingDisposals(from first: WaitingDisposal) async {
+        var waiting = first
+        while let (scope, detached) = waiting.takeDeferred() {
+            _ = await scope.runHooksAwaiting(detached.records)
+            Reclamation.retire(consume detached)
+            guard let parent = scope.parent, let next = endCountedDisposal(in: parent) else { return }
+            waiting = next
         }
     }
 
