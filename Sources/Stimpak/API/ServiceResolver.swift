@@ -47,9 +47,9 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// The factory of a registration made with an `async` one, which only an `async` resolve runs (then
     /// `factory` is never called); nil for a synchronous registration.
     let asyncFactory: ((Scope, Args) async throws -> Service)?
-    let hasAsyncFactory: Bool
+    @usableFromInline let hasAsyncFactory: Bool
     /// Made with a main-actor factory: `factory` runs it on the main thread, `asyncFactory` hops there.
-    let isMainActor: Bool
+    @usableFromInline let isMainActor: Bool
     /// Whether the cache disposes a `Disposable` instance: false for an instance registered as it is,
     /// which the container did not make (an `onDispose` callback still runs).
     let disposesInstances: Bool

@@ -343,6 +343,34 @@ extension Scope {
         return try resolveInstance(Service.self, arguments)
     }
 
+    /// The unkeyed synchronous attempt of an `await` resolve: as ``resolveInstanceNotInlined(_:_:)``, but when the
+    /// lock-free path finds an `async` registration's instance not made yet, it returns nil with the registration,
+    /// retained, and the generation of the table it was found in, for ``resolveUncreatedAwaiting(_:_:generation:)``:
+    /// no locked attempt that can only fail, no error thrown to say so.
+    @inlinable @inline(never)
+    func resolveInstanceServingAwait<Service, Args>(
+        _ type: Service.Type, _ arguments: Args, uncreated: inout Unmanaged<ServiceResolver<Service, Args>>?,
+        generation: inout Int
+    ) throws(ResolutionError) -> Service? {
+        let state = stimpak_thread_get()
+        state.pointee.serves_await = 1
+        defer { state.pointee.serves_await = 0 }
+        let section = ReadSection.enter(from: self)
+        let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), in: section)
+        if case .uncreated(let registration, let foundGeneration) = found,
+            Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration)._withUnsafeGuaranteedRef({ $0.isAsync })
+        {
+            // Retained (the caller takes it), unmanaged: a resolve that finds an instance releases no nil reference.
+            uncreated = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration).retain()
+            section.leave()
+            generation = foundGeneration
+            return nil
+        }
+        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
+            try lockAndResolve(Service.self, arguments, key: nil)
+        }
+    }
+
     /// The same with a key, for the same reason.
     @inlinable @inline(never)
     func resolveInstanceNotInlined<Service, Args>(

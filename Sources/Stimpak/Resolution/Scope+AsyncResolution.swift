@@ -25,18 +25,46 @@ extension Scope {
         return try await resolveAwaiting(Service.self, arguments, key: key, after: awaiting, from: place)
     }
 
-    /// The same without a key: the synchronous path is the unkeyed one, one call to its specialization.
+    /// The same without a key: the synchronous path is the unkeyed one, one call to its specialization, which
+    /// hands an `async` registration's uncreated instance straight to ``resolveUncreatedAwaiting(_:_:generation:)``.
     @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args>(_ type: Service.Type, _ arguments: Args) async throws -> Service {
         let awaiting: AwaitingCallback?
         let place: AwaitablePlace?
+        var uncreated: Unmanaged<ServiceResolver<Service, Args>>?
+        var generation = 0
         do throws(ResolutionError) {
-            return try resolveInstanceNotInlined(Service.self, arguments)
+            if let instance = try resolveInstanceServingAwait(
+                Service.self, arguments, uncreated: &uncreated, generation: &generation)
+            {
+                return instance
+            }
+            (awaiting, place) = (nil, nil)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
             (awaiting, place) = (error.awaitingCallback, error.handsOverPlace ? ResolutionContext.takeHandedPlace() : nil)
         }
+        if let uncreated {
+            return try await resolveUncreatedAwaiting(uncreated.takeRetainedValue(), arguments, generation: generation)
+        }
         return try await resolveAwaiting(Service.self, arguments, key: nil, after: awaiting, from: place)
+    }
+
+    /// An `async` registration whose instance the lock-free path found not made yet, in the table of
+    /// `generation`: straight to its creation (or to awaiting the one under way), unless the registrations
+    /// changed since, the scope was disposed or an observer watches (then it is looked up again).
+    @usableFromInline
+    func resolveUncreatedAwaiting<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
+    ) async throws -> Service {
+        let locked = registry.lock.acquire()
+        guard !isDisposedValue, registry.generation == generation, registry.observedWord.loadRelaxed() == 0,
+            let factory = resolver.asyncFactory
+        else {
+            registry.lock.release(locked)
+            return try await resolveAwaiting(Service.self, arguments, key: resolver.serviceKey.key)
+        }
+        return try await resolveRegistered(resolver, factory, arguments, registeredIn: nil, localsIndex: 0, locked)
     }
 
     /// The same, with a key of a concrete type.

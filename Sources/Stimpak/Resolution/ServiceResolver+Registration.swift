@@ -123,7 +123,7 @@ extension ServiceRegistration {
 
     func rootCacheObject(_ locked: borrowing Locked) -> AnyObject? { rootCache }
 
-    var isAsync: Bool { hasAsyncFactory && !isMainActor }
+    @inlinable var isAsync: Bool { hasAsyncFactory && !isMainActor }
 
     var needsAwait: Bool { requiresAwaitHere }
 
