@@ -57,14 +57,22 @@ extension Scope {
     func resolveUncreatedAwaiting<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
     ) async throws -> Service {
-        let locked = registry.lock.acquire()
+        var locked = registry.lock.acquire()
         guard !isDisposedValue, registry.generation == generation, registry.observedWord.loadRelaxed() == 0,
-            let factory = resolver.asyncFactory
+            resolver.reuse.kind != .transient, resolver.reuse.kind != .graph, let factory = resolver.asyncFactory
         else {
             registry.lock.release(locked)
             return try await resolveAwaiting(Service.self, arguments, key: resolver.serviceKey.key)
         }
-        return try await resolveRegistered(resolver, factory, arguments, registeredIn: nil, localsIndex: 0, locked)
+        // A reused registration's (the lock-free path publishes no other's instance): as `resolveRegistered` does
+        // for one, in this frame (each `async` function allocates its values of `Service` and `Args`).
+        let node = AsyncNode.current
+        locked = try refuseCaptive(resolver, node: node, locked)
+        let owner = try cacheOwner(of: resolver, registeredIn: nil, locked)
+        locked = owner.locked
+        let place = try cachePlace(of: resolver, arguments, owner: owner.value, registeredIn: nil, localsIndex: 0, locked)
+        locked = place.locked
+        return try await resolve(place.value, of: resolver, factory, arguments, node: node, locked)
     }
 
     /// The same, with a key of a concrete type.
