@@ -357,7 +357,9 @@ extension Scope {
         defer { state.pointee.serves_await = 0 }
         let section = ReadSection.enter(from: self)
         let found = fastPath(ObjectIdentifier(Service.self), ObjectIdentifier(Args.self), in: section)
-        if case .uncreated(let registration, let foundGeneration) = found,
+        // Not inside a synchronous factory on this thread (a task run at once there), which cannot await: that
+        // resolve's locked path says so.
+        if case .uncreated(let registration, let foundGeneration) = found, state.pointee.depth == 0,
             Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration)._withUnsafeGuaranteedRef({ $0.isAsync })
         {
             // Retained (the caller takes it), unmanaged: a resolve that finds an instance releases no nil reference.
