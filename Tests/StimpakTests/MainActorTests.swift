@@ -43,6 +43,75 @@ import StimpakMainActorFixture
         #expect(again === counter)
     }
 
+    /// A container with an `.inScope` service and a main-actor singleton whose factory resolves it, and a request.
+    private static func singletonCapturingASession() -> (Container, request: Scope) {
+        let container = Container()
+        container.register(Tracked.self, reuse: .inScope) { Tracked("session", log: EventLog()) }
+        container.register(MainActorHolder.self, reuse: .singleton, onMainActor: { (scope: Scope) in
+            MainActorHolder(try scope.requireSynchronously(Tracked.self))
+        })
+        return (container, container.openScope("request"))
+    }
+
+    @Test("a main-actor singleton made by an await off the main actor refuses an .inScope dependency, as on the main actor")
+    func captiveThroughAnAwait() async throws {
+        let (container, request) = Self.singletonCapturingASession()
+        let error = await Task.detached { () -> ResolutionError? in
+            do {
+                _ = try await request.require(MainActorHolder.self)
+                return nil
+            } catch {
+                return error as? ResolutionError
+            }
+        }.value
+        #expect(error?.code == .captiveDependency)
+        #expect(error?.captor?.description.contains("MainActorHolder") == true)
+        let onTheMainActor = await MainActor.run { () -> ResolutionError? in
+            let (container, request) = Self.singletonCapturingASession()
+            return withExtendedLifetime(container) { () -> ResolutionError? in
+                do {
+                    _ = try request.requireSynchronously(MainActorHolder.self)
+                    return nil
+                } catch {
+                    return error as? ResolutionError
+                }
+            }
+        }
+        #expect(onTheMainActor?.code == .captiveDependency)
+        withExtendedLifetime(container) {}
+    }
+
+    @Test("a main-actor singleton whose factory requires itself is a cycle, by an await off the main actor as on it")
+    func selfRequireThroughAnAwait() async throws {
+        func makeContainer() -> Container {
+            let container = Container()
+            container.register(MainActorHolder.self, reuse: .singleton, onMainActor: { (scope: Scope) in
+                try scope.requireSynchronously(MainActorHolder.self)
+            })
+            return container
+        }
+        let container = makeContainer()
+        let error = await Task.detached { () -> ResolutionError? in
+            do {
+                _ = try await container.require(MainActorHolder.self)
+                return nil
+            } catch {
+                return error as? ResolutionError
+            }
+        }.value
+        #expect(error?.code == .dependencyCycle)
+        let onTheMainActor = await MainActor.run { () -> ResolutionError? in
+            let container = makeContainer()
+            do {
+                _ = try container.root.requireSynchronously(MainActorHolder.self)
+                return nil
+            } catch {
+                return error as? ResolutionError
+            }
+        }
+        #expect(onTheMainActor?.code == .dependencyCycle)
+    }
+
     @Test("1,000 tasks off the main actor racing one main-actor singleton: one creation")
     func racingMainActorSingleton() async throws {
         let container = Container()
@@ -66,4 +135,10 @@ final class MainActorCounter {
         log.append("made")
         value = log.count(of: "made")
     }
+}
+
+@MainActor
+final class MainActorHolder {
+    let held: Tracked
+    init(_ held: Tracked) { self.held = held }
 }

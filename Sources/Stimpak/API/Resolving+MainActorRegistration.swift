@@ -80,7 +80,9 @@ extension Resolving {
                 // The arguments and the instance cross to and from the main actor, as they do in a synchronous
                 // resolve from the main thread; the caller hands them over.
                 let arguments = UncheckedSendable(arguments)
-                return try await MainActor.run { UncheckedSendable(try factory(scope, arguments.value)) }.value
+                return try await MainActor.run {
+                    UncheckedSendable(try ResolutionContext.runningMainActorFactory(for: scope) { try factory(scope, arguments.value) })
+                }.value
             },
             isMainActor: true)
     }

@@ -14,7 +14,12 @@ extension ResolutionError {
     /// The services being made around a resolve here: the async factories this task is running (if any), then
     /// this thread's synchronous ones, outermost first.
     static var currentPath: [ServiceKey] {
-        (AsyncNode.current?.pathKeys ?? []) + ResolutionContext.current.pathKeys
+        let node = AsyncNode.current
+        let context = ResolutionContext.current
+        // A main-actor factory that an `await` runs has its registration on both (see `runningMainActorFactory`).
+        let threadKeys = context.pathKeys
+        if let node, context.outermostRegistration === node.registration { return node.pathKeys + threadKeys.dropFirst() }
+        return (node?.pathKeys ?? []) + threadKeys
     }
 }
 

@@ -132,6 +132,19 @@ final class ResolutionContext {
         return (Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? any Registration)?.serviceKey
     }
 
+    /// The outermost registration on the path, if any.
+    var outermostRegistration: AnyObject? {
+        guard state.pointee.depth > 0, let path = state.pointee.path, let pointer = path[0] else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Whether `registration` is on the path.
+    func pathContains(_ registration: AnyObject) -> Bool {
+        guard let path = state.pointee.path else { return false }
+        let target = UnsafeRawPointer(Unmanaged.passUnretained(registration).toOpaque())
+        return (0..<Int(state.pointee.depth)).contains { path[$0] == target }
+    }
+
     /// The service keys on the path, outermost first.
     var pathKeys: [ServiceKey] {
         guard let path = state.pointee.path else { return [] }
@@ -176,6 +189,17 @@ final class ResolutionContext {
     @inlinable @inline(__always)
     static func leave(_ state: UnsafeMutablePointer<stimpak_thread_state>) {
         if stimpak_path_leave(state) == 0, state.pointee.has_graph != 0 { current.endGraph() }
+    }
+
+    /// Runs a main-actor factory that an `await` resolve runs on the main actor with its registration (the task's
+    /// innermost ``AsyncNode``) on the main thread's path, as a synchronous resolve there has it: the synchronous
+    /// resolves in the factory see it (a `.inScope` service it would capture, a cycle through it), and are nested in it.
+    static func runningMainActorFactory<Result>(for scope: Scope, _ factory: () throws -> Result) throws -> Result {
+        guard let registration = AsyncNode.current?.registration else { return try factory() }
+        let context = current
+        try context.enter(registration, for: scope)
+        defer { context.leave() }
+        return try factory()
     }
 
     /// Pushes `registration` on this context's path (see ``enter(_:for:_:)``); call on the context's thread.
