@@ -47,9 +47,11 @@ import StimpakMainActorFixture
     private static func singletonCapturingASession() -> (Container, request: Scope) {
         let container = Container()
         container.register(Tracked.self, reuse: .inScope) { Tracked("session", log: EventLog()) }
-        container.register(MainActorHolder.self, reuse: .singleton, onMainActor: { (scope: Scope) in
-            MainActorHolder(try scope.requireSynchronously(Tracked.self))
-        })
+        container.register(
+            MainActorHolder.self, reuse: .singleton,
+            onMainActor: { (scope: Scope) in
+                MainActorHolder(try scope.requireSynchronously(Tracked.self))
+            })
         return (container, container.openScope("request"))
     }
 
@@ -85,9 +87,11 @@ import StimpakMainActorFixture
     func selfRequireThroughAnAwait() async throws {
         func makeContainer() -> Container {
             let container = Container()
-            container.register(MainActorHolder.self, reuse: .singleton, onMainActor: { (scope: Scope) in
-                try scope.requireSynchronously(MainActorHolder.self)
-            })
+            container.register(
+                MainActorHolder.self, reuse: .singleton,
+                onMainActor: { (scope: Scope) in
+                    try scope.requireSynchronously(MainActorHolder.self)
+                })
             return container
         }
         let container = makeContainer()
