@@ -499,6 +499,18 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(all.map(\.serial) == [1])
         #expect(try await container.require(AsyncService.self) === all[0])
     }
+
+    @Test("an await resolve of an array makes each element once, when an element's resolved callback needs an await")
+    func arrayWhoseElementsCallbackAwaits() async throws {
+        let container = Container()
+        let made = Counter()
+        container.register(Foo.self, reuse: .singleton) { () async in Foo() }
+        container.register(AsyncService.self, key: "first") { AsyncService(serial: made.next()) }
+        container.register(AsyncService.self, reuse: .singleton, key: "second") { AsyncService(serial: made.next()) }
+            .resolved { scope, _ in _ = try scope.require(Foo.self) }
+        let all = try await container.require([AsyncService].self)
+        #expect(all.map(\.serial) == [1, 2], "the transient first element made once")
+    }
 }
 
 extension Scope {

@@ -152,14 +152,16 @@ extension Array: ImplicitService {
     /// Every registration of `Element` without runtime arguments, under every key (`key` is ignored), in
     /// registration order.
     static func implicitInstance(from scope: Scope, key: AnyHashable?) throws(ResolutionError) -> Self {
-        let (keys, awaited) = scope.registrationKeys(of: Element.self, findingAsync: ResolutionContext.servesAwait)
-        if let awaited {
-            // The synchronous attempt of an `await` resolve: the array goes to the `await` path before any
-            // element is made (made here, the elements before that one would be made again there).
-            var error = ResolutionError(.requiresAwait, requested: awaited)
+        if ResolutionContext.servesAwait {
+            // The synchronous attempt of an `await` resolve: the array goes to the `await` path before any element
+            // is made. Made here, an element that turned out to need an `await` (an `async` factory, another
+            // thread's creation, a `resolved` callback) would send the array there, and the elements before it
+            // would be made again.
+            var error = ResolutionError(.requiresAwait, requested: ServiceKey(service: Element.self))
             error.isAwaitableHere = true
             throw error
         }
+        let keys = scope.registrationKeys(of: Element.self)
         // Unexplained: the resolve of the array explains the error, naming its own caller.
         return try keys.map { registered throws(ResolutionError) in
             try scope.resolveInstance(Element.self, (), key: registered.key)
@@ -221,25 +223,18 @@ extension Scope {
     /// The keys of the registrations of `Service` without runtime arguments that this scope sees (the
     /// container's, and those made in this scope or above it), in registration order.
     func registrationKeys<Service>(of type: Service.Type) -> [ServiceKey] {
-        registrationKeys(of: Service.self, findingAsync: false).keys
-    }
-
-    /// The same, and, `findingAsync`, the key of the first whose factory is `async` (a main-actor one too).
-    func registrationKeys<Service>(
-        of type: Service.Type, findingAsync: Bool
-    ) -> (keys: [ServiceKey], awaited: ServiceKey?) {
         registry.lock.withLock { locked in
-            var found: [(key: ServiceKey, index: Int, isAsync: Bool)] = []
+            var found: [(key: ServiceKey, index: Int)] = []
             for (key, entry) in registry.entries
             where ObjectIdentifier(key.service) == ObjectIdentifier(Service.self) && !key.hasArguments {
                 if let registration = entry.registration {
-                    found.append((key, registration.index, findingAsync && registration.needsAwait))
+                    found.append((key, registration.index))
                 } else if entry.hasScopeRegistrations, let (registration, _) = scopeRegistration(for: key, locked) {
-                    found.append((key, registration.index, findingAsync && registration.needsAwait))
+                    found.append((key, registration.index))
                 }
             }
             found.sort { $0.index < $1.index }
-            return (found.map(\.key), found.first(where: \.isAsync)?.key)
+            return found.map(\.key)
         }
     }
 }

@@ -125,8 +125,6 @@ extension ServiceRegistration {
 
     @inlinable var isAsync: Bool { hasAsyncFactory && !isMainActor }
 
-    var needsAwait: Bool { requiresAwaitHere }
-
     func registrationFindings(_ locked: borrowing Locked) -> [ResolutionError] {
         var findings: [ResolutionError] = []
         if reuse.kind == .weak, Self.isValueType(Service.self) {

@@ -29,9 +29,6 @@ protocol Registration: AnyObject, Sendable {
     func declaredDependencies(_ locked: borrowing Locked) -> [Dependency]?
     /// Whether its factory is `async` (not a main-actor one).
     var isAsync: Bool { get }
-    /// Whether a synchronous resolve on this thread cannot make its instance: its factory is `async`, or runs on
-    /// the main actor and this is not the main thread.
-    var needsAwait: Bool { get }
     /// What is wrong with it alone, found without making anything (for validation).
     func registrationFindings(_ locked: borrowing Locked) -> [ResolutionError]
     /// Its factory and settings as they are now, to make the same registration in another container from
