@@ -83,37 +83,20 @@ import StimpakMainActorFixture
         withExtendedLifetime(container) {}
     }
 
-    @Test("a main-actor singleton whose factory requires itself is a cycle, by an await off the main actor as on it")
-    func selfRequireThroughAnAwait() async throws {
-        func makeContainer() -> Container {
-            let container = Container()
-            container.register(
-                MainActorHolder.self, reuse: .singleton,
-                onMainActor: { (scope: Scope) in
-                    try scope.requireSynchronously(MainActorHolder.self)
-                })
-            return container
-        }
-        let container = makeContainer()
-        let error = await Task.detached { () -> ResolutionError? in
-            do {
-                _ = try await container.require(MainActorHolder.self)
-                return nil
-            } catch {
-                return error as? ResolutionError
-            }
-        }.value
-        #expect(error?.code == .dependencyCycle)
-        let onTheMainActor = await MainActor.run { () -> ResolutionError? in
-            let container = makeContainer()
-            do {
-                _ = try container.root.requireSynchronously(MainActorHolder.self)
-                return nil
-            } catch {
-                return error as? ResolutionError
-            }
-        }
-        #expect(onTheMainActor?.code == .dependencyCycle)
+    @Test("a main-actor .graph parent made by an await leaves nothing of its graph on the main thread")
+    func graphParentThroughAnAwait() async throws {
+        let container = Container()
+        container.register(
+            GraphParent.self, reuse: .graph,
+            onMainActor: { (scope: Scope) in
+                GraphParent(child: try scope.requireSynchronously(GraphChild.self))
+            })
+        container.register(GraphChild.self, reuse: .graph) { GraphChild() }
+            .resolved { scope, child in child.parent = try scope.require(GraphParent.self) }
+        let parent = try await Task.detached { try await container.require(GraphParent.self) }.value
+        #expect(parent.child.parent != nil, "the child's callback ran")
+        let child = try await MainActor.run { try container.root.requireSynchronously(GraphChild.self) }
+        #expect(child !== parent.child, "a graph of its own, not one left behind on the main thread")
     }
 
     @Test("1,000 tasks off the main actor racing one main-actor singleton: one creation")
@@ -145,4 +128,14 @@ final class MainActorCounter {
 final class MainActorHolder {
     let held: Tracked
     init(_ held: Tracked) { self.held = held }
+}
+
+@MainActor
+final class GraphParent {
+    let child: GraphChild
+    init(child: GraphChild) { self.child = child }
+}
+
+final class GraphChild: @unchecked Sendable {  // `parent` is set once, by its `resolved` callback
+    var parent: GraphParent?
 }

@@ -138,13 +138,6 @@ final class ResolutionContext {
         return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    /// Whether `registration` is on the path.
-    func pathContains(_ registration: AnyObject) -> Bool {
-        guard let path = state.pointee.path else { return false }
-        let target = UnsafeRawPointer(Unmanaged.passUnretained(registration).toOpaque())
-        return (0..<Int(state.pointee.depth)).contains { path[$0] == target }
-    }
-
     /// The service keys on the path, outermost first.
     var pathKeys: [ServiceKey] {
         guard let path = state.pointee.path else { return [] }
@@ -193,9 +186,13 @@ final class ResolutionContext {
 
     /// Runs a main-actor factory that an `await` resolve runs on the main actor with its registration (the task's
     /// innermost ``AsyncNode``) on the main thread's path, as a synchronous resolve there has it: the synchronous
-    /// resolves in the factory see it (a `.inScope` service it would capture, a cycle through it), and are nested in it.
+    /// resolves in the factory see it, a singleton's that would capture a `.inScope` service among them. Not a
+    /// `.graph` one's: a `resolved` callback of its graph that met a cycle through it would be deferred to the end of
+    /// a synchronous resolve on the main thread, which an `await` resolve never reaches.
     static func runningMainActorFactory<Result>(for scope: Scope, _ factory: () throws -> Result) throws -> Result {
-        guard let registration = AsyncNode.current?.registration else { return try factory() }
+        guard let registration = AsyncNode.current?.registration, registration.reuse.kind != .graph else {
+            return try factory()
+        }
         let context = current
         try context.enter(registration, for: scope)
         defer { context.leave() }

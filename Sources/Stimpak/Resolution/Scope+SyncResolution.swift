@@ -133,9 +133,6 @@ extension Scope {
                     } catch {}
                 }
                 registry.lock.release(locked)
-                // Resolved again by its own factory, a main-actor one that an `await` runs on this thread (with the
-                // registration on the thread's path): a cycle, as on the main thread's synchronous path.
-                if ResolutionContext.current.pathContains(resolver) { throw failure(.dependencyCycle, resolver.serviceKey) }
                 throw requiresAwait(resolver)
             case .creating, .initializing:
                 // Another thread is making it (or this one, which the wait reports as a cycle).
