@@ -153,7 +153,15 @@ extension Scope {
     /// ``hooksRunningInTask``.
     @inline(__always)
     private func runHooksAwaiting(_ records: [DisposalRecord]) async -> [DisposalFailure] {
-        guard parent != nil, records.contains(where: \.isAsync) else { return await runHooks(awaiting: records) }
+        if parent != nil, records.contains(where: \.isAsync) { return await runHooksNamingThisScope(records) }
+        return await runHooks(awaiting: records)
+    }
+
+    /// ``runHooksAwaiting(_:)`` with this scope as ``hooksRunningInTask``. Out of line: the task-local binding's
+    /// closure in line would keep the synchronous hooks' loop from being inlined into `dispose()`, whose frame would
+    /// then allocate the loop's from the task's allocator.
+    @inline(never)
+    private func runHooksNamingThisScope(_ records: [DisposalRecord]) async -> [DisposalFailure] {
         asyncHooksRunningWord.store(1)
         defer { asyncHooksRunningWord.store(0) }
         return await Self.$hooksRunningInTask.withValue(self) { await runHooks(awaiting: records) }
@@ -242,8 +250,10 @@ extension Scope {
     }
 
     /// Ends a disposal counted in `parent`: resumes the `await dispose()` that waited for it, or returns the
-    /// disposal whose hooks the caller runs. Synchronous, so that the awaiting caller keeps no ``WaitingDisposal/Next``
-    /// in its frame.
+    /// disposal whose hooks the caller runs. Synchronous and out of line, so that the awaiting caller keeps no
+    /// ``WaitingDisposal/Next`` in its frame (it holds a `CheckedContinuation`, of the concurrency library's resilient
+    /// types, which an `async` frame allocates from the task's allocator, on every call).
+    @inline(never)
     private static func endCountedDisposal(in parent: Scope) -> WaitingDisposal? {
         switch parent.childDisposalFinished() {
         case .run(let waiting):
