@@ -72,7 +72,20 @@ extension Scope {
         locked = owner.locked
         let place = try cachePlace(of: resolver, arguments, owner: owner.value, registeredIn: nil, localsIndex: 0, locked)
         locked = place.locked
-        return try await resolve(place.value, of: resolver, factory, arguments, node: node, locked)
+        // Not made nor being made (mostly: the lock-free path found no instance), in an open scope: made here, as
+        // `resolve(_:of:_:_:node:_:)` does, without its frame.
+        guard case .empty = place.value.slot.state, !place.value.owner.isDisposedValue else {
+            return try await resolve(place.value, of: resolver, factory, arguments, node: node, locked)
+        }
+        let creation = AsyncCreation(serviceKey: resolver.serviceKey)
+        place.value.slot.state = .creatingAsync(creation)
+        let onResolved = resolver.onResolved
+        let onDispose = resolver.onDispose
+        let decorators = resolver.decoratorsIfAny
+        registry.lock.release(locked)
+        return try await make(
+            resolver, factory, arguments, place: place.value, creation: creation, node: node, decorators: decorators,
+            onResolved: onResolved, onDispose: onDispose)
     }
 
     /// The same, with a key of a concrete type.
