@@ -328,25 +328,16 @@ extension Optional: OptionalKey where Wrapped: Hashable {
 }
 
 extension Scope {
-    /// The synchronous resolve, specialized in the caller but kept out of line: inlined whole (with a
-    /// transient's factory call), it makes an `async` resolve too large for the optimizer to inline into its
-    /// caller, which then pays an async frame per resolve.
+    /// The synchronous attempt of an unkeyed `await` resolve: the synchronous resolve, specialized in the caller but
+    /// kept out of line (inlined whole, with a transient's factory call, it makes an `async` resolve too large for
+    /// the optimizer to inline into its caller, which then pays an async frame per resolve).
     ///
     /// It serves an `await` (the thread state's `serves_await`, read only where a resolve would wait for another
     /// thread's creation, see ``ResolutionContext/servesAwait``): such a wait is handed back as an awaitable
-    /// `requiresAwait`, and the task suspends on it in ``resolveAwaiting(_:_:key:)`` instead of blocking.
-    @inlinable @inline(never)
-    func resolveInstanceNotInlined<Service, Args>(_ type: Service.Type, _ arguments: Args) throws(ResolutionError) -> Service {
-        let state = stimpak_thread_get()
-        state.pointee.serves_await = 1
-        defer { state.pointee.serves_await = 0 }
-        return try resolveInstance(Service.self, arguments)
-    }
-
-    /// The unkeyed synchronous attempt of an `await` resolve: as ``resolveInstanceNotInlined(_:_:)``, but when the
-    /// lock-free path finds an `async` registration's instance not made yet, it returns nil with the registration,
-    /// retained, and the generation of the table it was found in, for ``resolveUncreatedAwaiting(_:_:generation:)``:
-    /// no locked attempt that can only fail, no error thrown to say so.
+    /// `requiresAwait`, and the task suspends on it in ``resolveAwaiting(_:_:key:after:from:)`` instead of blocking.
+    /// When the lock-free path finds an `async` registration's instance not made yet, it returns nil with the
+    /// registration, retained, and the generation of the table it was found in, for
+    /// ``resolveUncreatedAwaiting(_:_:generation:)``: no locked attempt that can only fail, no error thrown to say so.
     @inlinable @inline(never)
     func resolveInstanceServingAwait<Service, Args>(
         _ type: Service.Type, _ arguments: Args, uncreated: inout Unmanaged<ServiceResolver<Service, Args>>?,
@@ -373,7 +364,7 @@ extension Scope {
         }
     }
 
-    /// The same with a key, for the same reason.
+    /// The synchronous attempt of an `await` resolve with a key (see ``resolveInstanceServingAwait(_:_:uncreated:generation:)``).
     @inlinable @inline(never)
     func resolveInstanceNotInlined<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?

@@ -3,9 +3,10 @@
 extension Scope {
     /// Finds or makes the instance registered for (`Service`, `Args`, `key`), awaiting an `async` factory.
     ///
-    /// The synchronous path runs first (one call, see ``resolveInstanceNotInlined(_:_:)``), so a cached
-    /// instance or a synchronous service costs about what it costs there, without a suspension; only a
-    /// registration whose factory is `async` (and not cached yet) goes on to ``resolveAwaiting(_:_:key:)``.
+    /// The synchronous path runs first (one call, see ``resolveInstanceServingAwait(_:_:uncreated:generation:)``), so
+    /// a cached instance or a synchronous service costs about what it costs there, without a suspension; only a
+    /// registration whose factory is `async` (and not cached yet), or a creation to wait for, goes on to
+    /// ``resolveUncreatedAwaiting(_:_:generation:)`` or ``resolveAwaiting(_:_:key:after:from:)``.
     ///
     /// The three forms read the awaitable error in place: a helper for it, out of line or inlined, changes how the
     /// optimizer inlines the form into its caller, and an `await` of a cached instance then costs an async frame

@@ -135,7 +135,8 @@ extension Scope {
     /// The scope whose disposal's asynchronous hooks run in this task (and in the tasks they start, but detached
     /// ones): a hook that awaits the disposal of a scope above it must not wait for that disposal, which waits
     /// for the hook's own. It names a disposal under way only while the scope's ``asyncHooksRunningWord`` is set: a
-    /// task a hook started may outlive the hooks.
+    /// task a hook started may outlive the hooks, and holds the scope (disposed, its instances released; its
+    /// ancestors and its container's registrations with it) until it ends.
     @TaskLocal static var hooksRunningInTask: Scope?
 
     /// Whether `ancestor` is above this scope.
@@ -246,7 +247,14 @@ extension Scope {
     @inline(__always)
     private static func finishDisposalAwaiting(countedIn parent: Scope) async {
         guard let waiting = endCountedDisposal(in: parent) else { return }
-        await runWaitingDisposals(from: waiting)
+        await runWaitingDisposalsUncancelled(from: waiting)
+    }
+
+    /// ``runWaitingDisposals(from:)`` in an unstructured task, awaited: the disposals of the scopes above belong to
+    /// no request, and the cancellation of this task (a request's) must not reach their hooks.
+    @inline(never)
+    private static func runWaitingDisposalsUncancelled(from waiting: WaitingDisposal) async {
+        await Task { await runWaitingDisposals(from: waiting) }.value
     }
 
     /// Ends a disposal counted in `parent`: resumes the `await dispose()` that waited for it, or returns the
