@@ -444,6 +444,7 @@ extension Scope {
 
     /// Runs an async factory and the decorators with the registration on this task's async resolution path; a
     /// decorated instance's layers that dispose themselves go to `layers`.
+    @inline(__always)
     private nonisolated(nonsending) func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
         _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?,
