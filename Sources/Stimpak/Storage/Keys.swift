@@ -196,13 +196,14 @@ enum ScopeKey: Hashable, @unchecked Sendable {
 
     /// What the key's `AnyHashable` hashes, so that keys equal across representations hash equally: an
     /// `Int`'s and a `String`'s own hash is what their `AnyHashable` hashes (a 64-bit integer's bits, the
-    /// string's). An anonymous key equals only itself.
+    /// string's). An anonymous key equals only itself: it hashes its number, as an `Int` does (the one-shot hash,
+    /// where its own synthesized `Hashable` would build a `Hasher`).
     @usableFromInline
     func hash(into hasher: inout Hasher) {
         switch self {
         case .integer(let integer): hasher.combine(integer)
         case .string(let string): hasher.combine(string)
-        case .anonymous(let number): hasher.combine(AnonymousScopeKey(number: number))
+        case .anonymous(let number): hasher.combine(number)
         case .other(let other): hasher.combine(other.key)
         }
     }
@@ -214,7 +215,7 @@ enum ScopeKey: Hashable, @unchecked Sendable {
         switch self {
         case .integer(let integer): return integer._rawHashValue(seed: seed)
         case .string(let string): return string._rawHashValue(seed: seed)
-        case .anonymous(let number): return AnonymousScopeKey(number: number)._rawHashValue(seed: seed)
+        case .anonymous(let number): return number._rawHashValue(seed: seed)
         case .other(let other): return other.key._rawHashValue(seed: seed)
         }
     }
