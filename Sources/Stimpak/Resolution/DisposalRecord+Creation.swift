@@ -45,36 +45,29 @@ extension DisposalRecord {
                 key: resolver.serviceKey, slot: slot,
                 dispose: {
                     // The hook first, then the instance's own dispose(), which runs even when the hook throws.
-                    var failure: (any Error)?
-                    do { try hook(instance) } catch { failure = error }
-                    do { try disposable?.dispose() } catch { failure = failure ?? error }
-                    if let failure { throw failure }
+                    var errors = DisposalErrors()
+                    do { try hook(instance) } catch { errors.append(error) }
+                    do { try disposable?.dispose() } catch { errors.append(error) }
+                    try errors.throwIfAny()
                 })
         case .sync(let hook, _)?:
             self.init(
                 key: resolver.serviceKey, slot: slot,
                 disposeAsync: {
-                    do {
-                        try hook(instance)
-                    } catch {
-                        try? await asyncDisposable?.dispose()
-                        throw error
-                    }
-                    try await asyncDisposable?.dispose()
+                    var errors = DisposalErrors()
+                    do { try hook(instance) } catch { errors.append(error) }
+                    do { try await asyncDisposable?.dispose() } catch { errors.append(error) }
+                    try errors.throwIfAny()
                 })
         case .async(let hook, _)?:
             self.init(
                 key: resolver.serviceKey, slot: slot,
                 disposeAsync: {
-                    do {
-                        try await hook(instance)
-                    } catch {
-                        try? disposable?.dispose()
-                        try? await asyncDisposable?.dispose()
-                        throw error
-                    }
-                    try disposable?.dispose()
-                    try await asyncDisposable?.dispose()
+                    var errors = DisposalErrors()
+                    do { try await hook(instance) } catch { errors.append(error) }
+                    do { try disposable?.dispose() } catch { errors.append(error) }
+                    do { try await asyncDisposable?.dispose() } catch { errors.append(error) }
+                    try errors.throwIfAny()
                 })
         case nil:
             if let disposable {

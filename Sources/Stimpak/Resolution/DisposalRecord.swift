@@ -83,28 +83,28 @@ struct DisposalRecord {
 extension DisposalRecord {
     /// A decorated instance's record: runs `outermost` (the record of the instance handed out, if it has one),
     /// then disposes `layers`, the layers under it, in order (outermost first). Each runs when one before it
-    /// throws; the first error is the one reported.
+    /// throws; every error is reported (``DisposalErrors``).
     init(key: ServiceKey, slot: Slot?, disposing outermost: DisposalRecord?, then layers: [InstanceDisposal]) {
         let isAsync = outermost?.isAsync == true || layers.contains { if case .async = $0 { true } else { false } }
         guard isAsync else {
             self.init(
                 key: key, slot: slot,
                 dispose: {
-                    var failure: (any Error)?
+                    var errors = DisposalErrors()
                     // Synchronous (the record is not `isAsync`): runs in line.
-                    do { try outermost?.dispose() } catch { failure = error }
+                    do { try outermost?.dispose() } catch { errors.append(error) }
                     for case .sync(let layer) in layers {
-                        do { try layer.dispose() } catch { failure = failure ?? error }
+                        do { try layer.dispose() } catch { errors.append(error) }
                     }
-                    if let failure { throw failure }
+                    try errors.throwIfAny()
                 })
             return
         }
         self.init(
             key: key, slot: slot,
             disposeAsync: {
-                var failure: (any Error)?
-                do { try await outermost?.disposeAwaiting() } catch { failure = error }
+                var errors = DisposalErrors()
+                do { try await outermost?.disposeAwaiting() } catch { errors.append(error) }
                 for layer in layers {
                     do {
                         switch layer {
@@ -113,11 +113,35 @@ extension DisposalRecord {
                         case .none: break
                         }
                     } catch {
-                        failure = failure ?? error
+                        errors.append(error)
                     }
                 }
-                if let failure { throw failure }
+                try errors.throwIfAny()
             })
+    }
+}
+
+/// The errors of one record's hooks when more than one threw (an `onDispose` hook and the instance's own
+/// `dispose()`, a decorated instance's layers): each becomes a ``DisposalFailure`` of its own, for the caller of
+/// `dispose()` and the observer. Allocates only when a hook throws.
+struct DisposalErrors: Error {
+    private(set) var errors: [any Error] = []
+
+    mutating func append(_ error: any Error) {
+        // A record nested in another (a decorated instance's own) reports its errors one by one too.
+        if let nested = error as? DisposalErrors { errors.append(contentsOf: nested.errors) } else { errors.append(error) }
+    }
+
+    /// Throws nothing, the one error, or all of them.
+    func throwIfAny() throws {
+        guard let first = errors.first else { return }
+        if errors.count == 1 { throw first }
+        throw self
+    }
+
+    /// The errors that `error`, thrown by a record's hook, stands for.
+    static func each(_ error: any Error) -> [any Error] {
+        (error as? DisposalErrors)?.errors ?? [error]
     }
 }
 

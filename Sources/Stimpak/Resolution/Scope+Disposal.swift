@@ -179,8 +179,10 @@ extension Scope {
                 try await record.disposeAwaiting()
                 if observed { events.append((record.key, nil)) }
             } catch {
-                failures.append(DisposalFailure(service: record.key, error: error))
-                if observed { events.append((record.key, error)) }
+                for error in DisposalErrors.each(error) {
+                    failures.append(DisposalFailure(service: record.key, error: error))
+                    if observed { events.append((record.key, error)) }
+                }
             }
         }
         if observed { reportDisposals(events) }
@@ -205,8 +207,10 @@ extension Scope {
                 try record.dispose()
                 if observed { events.append((record.key, nil)) }
             } catch {
-                failures.append(DisposalFailure(service: record.key, error: error))
-                if observed { events.append((record.key, error)) }
+                for error in DisposalErrors.each(error) {
+                    failures.append(DisposalFailure(service: record.key, error: error))
+                    if observed { events.append((record.key, error)) }
+                }
             }
             index += 1
         }
