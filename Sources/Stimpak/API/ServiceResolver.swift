@@ -333,7 +333,7 @@ public final class ServiceRegistration<Args, Service>: Registration, @unchecked 
     /// Runs `callback` on each cached instance when the cache that holds it is disposed.
     ///
     /// For an instance that is also `Disposable` (or `AsyncDisposable`), the callback runs first and then the
-    /// instance's own `dispose()` (even when the callback throws; the callback's error is reported), unless
+    /// instance's own `dispose()` (even when the callback throws; each error is reported, a failure of its own), unless
     /// `replacingDispose` says the callback replaces it.
     /// - Parameters:
     ///   - replacingDispose: Whether the callback replaces the instance's own `dispose()`; false by default.

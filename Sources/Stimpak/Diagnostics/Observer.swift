@@ -16,7 +16,8 @@ public protocol ResolutionObserver: Sendable {
     func resolved(_ event: ResolutionEvent)
     /// A factory made an instance; `event.duration` covers the factory and its decorators.
     func created(_ event: ResolutionEvent)
-    /// A cached instance was disposed (`event.error` is set when its hook threw).
+    /// A cached instance was disposed: one event, or, when its hooks threw, one for each error (`event.error`): an
+    /// `onDispose` hook's and the instance's own `dispose()`'s, each layer's of a decorated instance.
     func disposed(_ event: DisposalEvent)
 }
 
@@ -44,7 +45,7 @@ public struct DisposalEvent: @unchecked Sendable {  // see `ResolutionEvent`
     public let service: ServiceKey
     /// The key of the disposed scope (nil for the root).
     public let scopeKey: AnyHashable?
-    /// What the disposal hook threw, if it threw.
+    /// What one of the disposal hooks threw, if one threw.
     public let error: (any Error)?
 }
 
