@@ -78,15 +78,7 @@ extension Scope {
         guard case .empty = place.value.slot.state, !place.value.owner.isDisposedValue else {
             return try await resolve(place.value, of: resolver, factory, arguments, node: node, locked)
         }
-        let creation = AsyncCreation(serviceKey: resolver.serviceKey)
-        place.value.slot.state = .creatingAsync(creation)
-        let onResolved = resolver.onResolved
-        let onDispose = resolver.onDispose
-        let decorators = resolver.decoratorsIfAny
-        registry.lock.release(locked)
-        return try await make(
-            resolver, factory, arguments, place: place.value, creation: creation, node: node, decorators: decorators,
-            onResolved: onResolved, onDispose: onDispose)
+        return try await makeInEmptySlot(place.value, of: resolver, factory, arguments, node: node, locked)
     }
 
     /// The same, with a key of a concrete type.
@@ -323,6 +315,25 @@ extension Scope {
         }
     }
 
+    /// Marks the empty slot at `place` with a new creation, releases the lock and makes the instance. In line, in
+    /// each caller's frame.
+    @inline(__always)
+    private nonisolated(nonsending) func makeInEmptySlot<Service, Args>(
+        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
+        _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?,
+        _ locked: consuming Locked
+    ) async throws -> Service {
+        let creation = AsyncCreation(serviceKey: resolver.serviceKey)
+        place.slot.state = .creatingAsync(creation)
+        let onResolved = resolver.onResolved
+        let onDispose = resolver.onDispose
+        let decorators = resolver.decoratorsIfAny
+        registry.lock.release(locked)
+        return try await make(
+            resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
+            onResolved: onResolved, onDispose: onDispose)
+    }
+
     /// Returns the slot's instance, awaits the task making it, or makes it: exactly once per slot.
     private nonisolated(nonsending) func resolve<Service, Args>(
         _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
@@ -335,15 +346,7 @@ extension Scope {
             // Mostly empty or being made (the synchronous attempt found no instance); made after a wait, or meanwhile.
             switch slot.state {
             case .empty:
-                let creation = AsyncCreation(serviceKey: resolver.serviceKey)
-                slot.state = .creatingAsync(creation)
-                let onResolved = resolver.onResolved
-                let onDispose = resolver.onDispose
-                let decorators = resolver.decoratorsIfAny
-                registry.lock.release(locked)
-                return try await make(
-                    resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
-                    onResolved: onResolved, onDispose: onDispose)
+                return try await makeInEmptySlot(place, of: resolver, factory, arguments, node: node, locked)
             case .creatingAsync(let creation):
                 // This task's own chain is making it (directly, or in a parent task awaiting this one), or the
                 // task making it waits, through other creations, for one this chain makes: a cycle.

@@ -227,22 +227,13 @@ extension Scope {
     /// Ends a disposal counted in `parent`, then runs the disposals that waited for it, each of which ends the
     /// same way: a loop, not a recursion, however many ancestors waited.
     private static func finishDisposal(countedIn parent: Scope) {
-        var next = parent.childDisposalFinished()
-        while true {
-            switch next {
-            case .run(let waiting):
-                // Hooks run for a `dispose()` that returned: their failures reach the observer only.
-                guard let (scope, detached) = waiting.takeDeferred() else { return }
-                let (_, endsLater) = scope.runSynchronousHooks(of: detached.records, countedIn: scope.parent)
-                Reclamation.retire(consume detached)
-                guard !endsLater, let parent = scope.parent else { return }
-                next = parent.childDisposalFinished()
-            case .resume(let continuation):
-                continuation.resume()
-                return
-            case .none, .done:
-                return
-            }
+        var next = endCountedDisposal(in: parent)
+        // Hooks run for a `dispose()` that returned: their failures reach the observer only.
+        while let waiting = next, let (scope, detached) = waiting.takeDeferred() {
+            let (_, endsLater) = scope.runSynchronousHooks(of: detached.records, countedIn: scope.parent)
+            Reclamation.retire(consume detached)
+            guard !endsLater, let parent = scope.parent else { return }
+            next = endCountedDisposal(in: parent)
         }
     }
 
