@@ -66,19 +66,11 @@ extension Scope {
             return try await resolveAwaiting(Service.self, arguments, key: resolver.serviceKey.key)
         }
         // A reused registration's (the lock-free path publishes no other's instance): as `resolveRegistered` does
-        // for one, in this frame (each `async` function allocates its values of `Service` and `Args`).
+        // for one, without its frame.
         let node = AsyncNode.current
         locked = try refuseCaptive(resolver, node: node, locked)
-        let owner = try cacheOwner(of: resolver, registeredIn: nil, locked)
-        locked = owner.locked
-        let place = try cachePlace(of: resolver, arguments, owner: owner.value, registeredIn: nil, localsIndex: 0, locked)
-        locked = place.locked
-        // Not made nor being made (mostly: the lock-free path found no instance), in an open scope: made here, as
-        // `resolve(_:of:_:_:node:_:)` does, without its frame.
-        guard case .empty = place.value.slot.state, !place.value.owner.isDisposedValue else {
-            return try await resolve(place.value, of: resolver, factory, arguments, node: node, locked)
-        }
-        return try await makeInEmptySlot(place.value, of: resolver, factory, arguments, node: node, locked)
+        return try await resolveReused(
+            resolver, factory, arguments, registeredIn: nil, localsIndex: 0, node: node, locked)
     }
 
     /// The same, with a key of a concrete type.
@@ -254,13 +246,29 @@ extension Scope {
             if let onResolved { try runCallback(onResolved, of: resolver, self, instance, context: .current) }
             return instance
         case .singleton, .weak, .inScope, .scopedTo:
-            let owner = try cacheOwner(of: resolver, registeredIn: registeredIn, locked)
-            locked = owner.locked
-            let place = try cachePlace(
-                of: resolver, arguments, owner: owner.value, registeredIn: registeredIn, localsIndex: localsIndex, locked)
-            locked = place.locked
+            return try await resolveReused(
+                resolver, factory, arguments, registeredIn: registeredIn, localsIndex: localsIndex, node: node, locked)
+        }
+    }
+
+    /// A reused registration's instance: its owner and slot, then the instance made there (an empty slot in an
+    /// open scope, mostly, since the lock-free path found none: made in line, without `resolve(_:of:_:_:node:_:)`'s
+    /// frame), or that loop for a slot being made, made, or in a disposed scope. In line: each `async` function
+    /// allocates its values of `Service` and `Args` from the task's allocator.
+    @inline(__always)
+    private nonisolated(nonsending) func resolveReused<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, registeredIn: Scope?, localsIndex: Int, node: AsyncNode?, _ locked: consuming Locked
+    ) async throws -> Service {
+        let owner = try cacheOwner(of: resolver, registeredIn: registeredIn, locked)
+        locked = owner.locked
+        let place = try cachePlace(
+            of: resolver, arguments, owner: owner.value, registeredIn: registeredIn, localsIndex: localsIndex, locked)
+        locked = place.locked
+        guard case .empty = place.value.slot.state, !place.value.owner.isDisposedValue else {
             return try await resolve(place.value, of: resolver, factory, arguments, node: node, locked)
         }
+        return try await makeInEmptySlot(place.value, of: resolver, factory, arguments, node: node, locked)
     }
 
     /// The `.graph` instance of the outermost async resolve that `node`'s chain belongs to, made once for the

@@ -179,14 +179,24 @@ extension Scope {
                 try await record.disposeAwaiting()
                 if observed { events.append((record.key, nil)) }
             } catch {
-                for error in DisposalErrors.each(error) {
-                    failures.append(DisposalFailure(service: record.key, error: error))
-                    if observed { events.append((record.key, error)) }
-                }
+                Self.note(error, of: record, in: &failures, events: &events, observed: observed)
             }
         }
         if observed { reportDisposals(events) }
         return failures
+    }
+
+    /// Notes the failure of `record`'s hooks: a ``DisposalFailure`` for each error it stands for (``DisposalErrors``),
+    /// and an event for each when the container is observed.
+    @inline(__always)
+    private static func note(
+        _ error: any Error, of record: DisposalRecord, in failures: inout [DisposalFailure],
+        events: inout [(ServiceKey, (any Error)?)], observed: Bool
+    ) {
+        for error in DisposalErrors.each(error) {
+            failures.append(DisposalFailure(service: record.key, error: error))
+            if observed { events.append((record.key, error)) }
+        }
     }
 
     /// Runs `records`' hooks in order: here up to the first asynchronous one, and from that one on, synchronous and
@@ -207,10 +217,7 @@ extension Scope {
                 try record.dispose()
                 if observed { events.append((record.key, nil)) }
             } catch {
-                for error in DisposalErrors.each(error) {
-                    failures.append(DisposalFailure(service: record.key, error: error))
-                    if observed { events.append((record.key, error)) }
-                }
+                Self.note(error, of: record, in: &failures, events: &events, observed: observed)
             }
             index += 1
         }
