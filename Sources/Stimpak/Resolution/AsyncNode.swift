@@ -4,6 +4,7 @@ import CStimpakAtomics
 /// transient), and the node of the factory that resolved it. The chain is a task's async resolution path; child
 /// tasks inherit it (a task-local value), so a child that resolves what its parent is making is a cycle, not a
 /// deadlock, and the objects a child makes for the factory resolve their property wrappers from its scope.
+@usableFromInline
 final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `graphLock`; the rest never changes
     /// The innermost async factory running in this task, or nil.
     static var current: AsyncNode? {
@@ -13,7 +14,11 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
 
     /// The node bound around the innermost async factory this task runs in, or was started in: an unstructured
     /// `Task` that a factory starts copies it, and outlives the factory (``isFinished``).
-    @TaskLocal static var innermost: AsyncNode?
+    static var innermost: AsyncNode? { innermostBinding.get() }
+
+    /// ``innermost``'s task-local value, bound around a factory with `withValue` (where the creation is inlined into
+    /// the resolve's caller, too: the binding is reachable from there).
+    @usableFromInline static let innermostBinding = TaskLocal<AsyncNode?>(wrappedValue: nil)
 
     /// Atomic, through ``wordAddress`` only: bit 0 set once the factory has returned or thrown (``finish()``), read
     /// by any task that holds the node; bit 1 set, under `graphLock`, once an outermost node has made its graph.

@@ -54,6 +54,7 @@ final class AwaitingCallback: @unchecked Sendable {
 
     /// Calls `callbacks` again, deferred until an instance they need was made, in order, each once what it needs
     /// exists (``callAgainWhenAwaited()``); throws the first error once all have run.
+    @usableFromInline
     nonisolated(nonsending) static func callAgain(_ callbacks: [AwaitingCallback]) async throws {
         var firstError: (any Error)?
         for callback in callbacks {

@@ -193,6 +193,7 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 }
 
 /// How an instance disposes itself (see ``ServiceRegistration/disposal(of:)``).
+@usableFromInline
 enum InstanceDisposal {
     case none
     case sync(any Disposable)

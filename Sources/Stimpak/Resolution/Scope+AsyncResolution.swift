@@ -52,25 +52,102 @@ extension Scope {
     }
 
     /// An `async` registration whose instance the lock-free path found not made yet, in the table of
-    /// `generation`: straight to its creation (or to awaiting the one under way), unless the registrations
-    /// changed since, the scope was disposed or an observer watches (then it is looked up again).
-    @usableFromInline
+    /// `generation`: its empty slot claimed (``claimUncreated(_:_:generation:)``) and its factory awaited, or, when the
+    /// registrations changed since, the scope was disposed, an observer watches or another task is making it, the
+    /// service looked up again.
+    ///
+    /// Inlined into the caller, so that it is specialized: an unspecialized `async` function allocates each of its
+    /// values of `Service` and `Args` from the task's allocator, and the generic form of `withValue` its frames.
+    /// Only the factory's call and the task-local binding around it are here; the rest is synchronous.
+    @inlinable
     func resolveUncreatedAwaiting<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
     ) async throws -> Service {
+        guard let claim = try claimUncreated(resolver, arguments, generation: generation) else {
+            return try await resolveAwaiting(Service.self, arguments, key: resolver.serviceKey.key)
+        }
+        return try await make(claimed: claim, arguments)
+    }
+
+    /// Runs the factory of a claimed slot's registration with the registration on this task's path, then keeps
+    /// the instance (``UncreatedClaim``). Inlined: specialized in the caller of
+    /// ``resolveUncreatedAwaiting(_:_:generation:)``, and in the locked path's one frame.
+    @inlinable @inline(__always)
+    nonisolated(nonsending) func make<Service, Args>(
+        claimed claim: UncreatedClaim<Service, Args>, _ arguments: Args
+    ) async throws -> Service {
+        let instance: Service
+        var layers: [InstanceDisposal]?
+        do {
+            // Bound with a `Void` result, so that `withValue` is specialized here too.
+            var made: Service?
+            try await AsyncNode.innermostBinding.withValue(
+                claim.node, operation: { made = try await claim.factory(claim.owner, arguments) }, isolation: nil)
+            instance = try claim.decorated(made.unsafelyUnwrapped, layers: &layers)
+        } catch {
+            throw claim.abandon(failing: error)
+        }
+        let callbacks = try claim.commit(instance, layers: layers)
+        if !callbacks.isEmpty { try await AwaitingCallback.callAgain(callbacks) }
+        return instance
+    }
+
+    /// Claims the empty slot of `resolver`'s instance for an `async` creation by this task: the slot marked with a
+    /// new creation, and the node that puts the registration on this task's path. Nil, with the lock released,
+    /// when the registrations changed since `generation`, the scope was disposed, an observer watches, or the slot
+    /// is not empty (being made, or made meanwhile): the caller looks the service up again.
+    @usableFromInline
+    func claimUncreated<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
+    ) throws(ResolutionError) -> UncreatedClaim<Service, Args>? {
         var locked = registry.lock.acquire()
         guard !isDisposedValue, registry.generation == generation, registry.observedWord.loadRelaxed() == 0,
             resolver.reuse.kind != .transient, resolver.reuse.kind != .graph, let factory = resolver.asyncFactory
         else {
             registry.lock.release(locked)
-            return try await resolveAwaiting(Service.self, arguments, key: resolver.serviceKey.key)
+            return nil
         }
-        // A reused registration's (the lock-free path publishes no other's instance): as `resolveRegistered` does
-        // for one, without its frame.
-        let node = AsyncNode.current
-        locked = try refuseCaptive(resolver, node: node, locked)
-        return try await resolveReused(
-            resolver, factory, arguments, registeredIn: nil, localsIndex: 0, node: node, locked)
+        // A reused registration's (the lock-free path publishes no other's instance): as `resolveReused` does.
+        let parent = AsyncNode.current
+        locked = try refuseCaptive(resolver, node: parent, locked)
+        let owner = try cacheOwner(of: resolver, registeredIn: nil, locked)
+        locked = owner.locked
+        let held = try cachePlace(
+            of: resolver, arguments, owner: owner.value, registeredIn: nil, localsIndex: 0, locked)
+        locked = held.locked
+        let place = held.value
+        guard case .empty = place.slot.state, !place.owner.isDisposedValue else {
+            registry.lock.release(locked)
+            return nil
+        }
+        return try claim(place, of: resolver, factory, parent: parent, locked)
+    }
+
+    /// Marks the empty slot at `place` with a new creation by this task, and releases the lock: the claim that the
+    /// creation ends (``make(claimed:_:)``). Throws, with the lock released, when `parent`'s chain makes the
+    /// registration already (a cycle) or is too deep, before the slot is marked. In line, in each caller.
+    @inline(__always)
+    func claim<Service, Args>(
+        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
+        _ factory: @escaping (Scope, Args) async throws -> Service, parent: AsyncNode?, _ locked: consuming Locked
+    ) throws(ResolutionError) -> UncreatedClaim<Service, Args> {
+        if let parent {
+            let code: ResolutionError.Code? =
+                parent.contains(resolver)
+                ? .dependencyCycle : parent.depth >= ResolutionError.maximumDepth ? .resolutionTooDeep : nil
+            if let code {
+                registry.lock.release(locked)
+                throw AsyncNode.pathError(code, resolver.serviceKey, node: parent)
+            }
+        }
+        let creation = AsyncCreation(serviceKey: resolver.serviceKey)
+        place.slot.state = .creatingAsync(creation)
+        let claim = UncreatedClaim(
+            node: AsyncNode(registration: resolver, scope: place.owner, creation: creation, parent: parent),
+            factory: factory, place: place, decorators: resolver.decoratorsIfAny, onResolved: resolver.onResolved,
+            onDispose: resolver.onDispose, start: creationStart())
+        registry.lock.release(locked)
+        return claim
     }
 
     /// The same, with a key of a concrete type.
@@ -323,23 +400,15 @@ extension Scope {
         }
     }
 
-    /// Marks the empty slot at `place` with a new creation, releases the lock and makes the instance. In line, in
-    /// each caller's frame.
+    /// Claims the empty slot at `place` (``claim(_:of:_:parent:_:)``), which releases the lock, and makes the
+    /// instance. In line, in each caller's frame.
     @inline(__always)
     private nonisolated(nonsending) func makeInEmptySlot<Service, Args>(
         _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
         _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?,
         _ locked: consuming Locked
     ) async throws -> Service {
-        let creation = AsyncCreation(serviceKey: resolver.serviceKey)
-        place.slot.state = .creatingAsync(creation)
-        let onResolved = resolver.onResolved
-        let onDispose = resolver.onDispose
-        let decorators = resolver.decoratorsIfAny
-        registry.lock.release(locked)
-        return try await make(
-            resolver, factory, arguments, place: place, creation: creation, node: node, decorators: decorators,
-            onResolved: onResolved, onDispose: onDispose)
+        try await make(claimed: claim(place, of: resolver, factory, parent: node, locked), arguments)
     }
 
     /// Returns the slot's instance, awaits the task making it, or makes it: exactly once per slot.
@@ -401,58 +470,6 @@ extension Scope {
         }
     }
 
-    /// Runs an async factory of a reused service, then commits the instance
-    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``). Call without the lock, with the slot marked with
-    /// `creation`; every way out settles the slot and wakes the waiters, who share this creation's failure
-    /// (all but the creator's cancellation, after which one of them makes the instance). In line: its one caller
-    /// would allocate its frame from the task's allocator.
-    @inline(__always)
-    private nonisolated(nonsending) func make<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
-        _ arguments: Args, place: CachePlace, creation: AsyncCreation, node: AsyncNode?,
-        decorators: [Decorator<Service>]?, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
-        onDispose: DisposeHook<Service>?
-    ) async throws -> Service {
-        // `abandon` and every way out of `commit` finish the creation: from then on its callbacks are this task's.
-        // Not made: they are dropped here, outside the lock. Made: those that waited for it run now, then its
-        // own, once what it waits for is awaited. One value of `Service` in this frame, each being allocated from
-        // the task's allocator: no `Result` of `Service` (its metadata is a runtime lookup on every creation), and
-        // `commit`'s result, the instance it is given, is dropped in a synchronous function (`keep`).
-        var layers: [InstanceDisposal]?
-        let instance: Service
-        do {
-            instance = try await make(
-                resolver, factory, arguments, in: place.owner, creation: creation, node: node,
-                decorators: decorators, layers: &layers)
-        } catch {
-            // The factory's path throws a `ResolutionError` or, when the task is cancelled, a `CancellationError`.
-            place.owner.abandon(.slot(place.slot, .task(creation)), failing: error as? ResolutionError)
-            _ = creation.takeCallbacks()
-            throw error
-        }
-        do {
-            try keep(
-                instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
-                onDispose: onDispose)
-        } catch {
-            _ = creation.takeCallbacks()
-            throw error
-        }
-        let callbacks = creation.takeCallbacks()
-        if !callbacks.isEmpty { try await AwaitingCallback.callAgain(callbacks) }
-        return instance
-    }
-
-    /// ``commit(_:layers:of:at:by:onResolved:onDispose:)``, which returns the instance it is given, without its
-    /// result: synchronous, so that the `async` caller allocates no second value of `Service` for it.
-    private func keep<Service, Args>(
-        _ instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>,
-        at place: CachePlace, by maker: SlotMaker, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
-        onDispose: DisposeHook<Service>?
-    ) throws(ResolutionError) {
-        _ = try commit(instance, layers: layers, of: resolver, at: place, by: maker, onResolved: onResolved, onDispose: onDispose)
-    }
-
     /// Runs an async factory and the decorators with the registration on this task's async resolution path; a
     /// decorated instance's layers that dispose themselves go to `layers`.
     @inline(__always)
@@ -471,7 +488,7 @@ extension Scope {
         defer { entered.finish() }
         let start = creationStart()
         do {
-            var instance = try await AsyncNode.$innermost.withValue(entered) { try await factory(scope, arguments) }
+            var instance = try await AsyncNode.innermostBinding.withValue(entered) { try await factory(scope, arguments) }
             if let decorators {
                 instance = try Self.decorate(instance, of: resolver, with: decorators, in: scope, layers: &layers)
             }
@@ -480,5 +497,86 @@ extension Scope {
         } catch {
             throw AsyncNode.factoryError(error, resolver.serviceKey, node: node)
         }
+    }
+}
+
+/// An empty slot claimed for an `async` creation by ``Scope/claimUncreated(_:_:generation:)``: what the creation
+/// needs after its factory, in synchronous functions, so that the caller's `async` frame holds only the factory's
+/// call. Every way out ends it once: ``decorated(_:layers:)`` then ``commit(_:layers:)``, or ``abandon(failing:)``.
+@usableFromInline
+struct UncreatedClaim<Service, Args> {
+    /// The node that puts the registration on the task's path while the factory runs: it holds the registration,
+    /// the creation, and the node of the factory that resolves this one, if any.
+    @usableFromInline let node: AsyncNode
+    @usableFromInline let factory: (Scope, Args) async throws -> Service
+    let place: CachePlace
+    let decorators: [Decorator<Service>]?
+    let onResolved: (@Sendable (Scope, Service) throws -> Void)?
+    let onDispose: DisposeHook<Service>?
+    let start: UInt64
+
+    init(
+        node: AsyncNode, factory: @escaping (Scope, Args) async throws -> Service, place: CachePlace,
+        decorators: [Decorator<Service>]?, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
+        onDispose: DisposeHook<Service>?, start: UInt64
+    ) {
+        self.node = node
+        self.factory = factory
+        self.place = place
+        self.decorators = decorators
+        self.onResolved = onResolved
+        self.onDispose = onDispose
+        self.start = start
+    }
+
+    /// The registration, which the node holds.
+    var resolver: ServiceResolver<Service, Args> {
+        unsafeDowncast(node.registration, to: ServiceResolver<Service, Args>.self)
+    }
+
+    /// The creation that marks the slot, which the node holds.
+    var creation: AsyncCreation { node.creation.unsafelyUnwrapped }
+
+    /// The scope whose cache keeps the instance: the factory runs for it.
+    @usableFromInline var owner: Scope { place.owner }
+
+    /// The factory's instance wrapped by the registration's decorators; the layers under the outermost that dispose
+    /// themselves go to `layers`. Ends the node.
+    @usableFromInline
+    func decorated(_ made: Service, layers: inout [InstanceDisposal]?) throws -> Service {
+        defer { node.finish() }
+        var instance = made
+        if let decorators {
+            instance = try Scope.decorate(made, of: resolver, with: decorators, in: owner, layers: &layers)
+        }
+        owner.reportCreation(of: resolver, since: start)
+        return instance
+    }
+
+    /// Ends the creation that failed with `error`, which the factory or a decorator threw: ends the node, settles
+    /// the slot and wakes its waiters, who share the failure (not a cancellation: one of them makes the instance
+    /// then), and drops the callbacks kept for the instance. Returns the error to throw.
+    @usableFromInline
+    func abandon(failing error: any Error) -> any Error {
+        node.finish()
+        let failure = AsyncNode.factoryError(error, creation.serviceKey, node: node.parent)
+        owner.abandon(.slot(place.slot, .task(creation)), failing: failure as? ResolutionError)
+        _ = creation.takeCallbacks()
+        return failure
+    }
+
+    /// Keeps and publishes the instance (``Scope/commit(_:layers:of:at:by:onResolved:onDispose:)``) and returns
+    /// the callbacks that waited for it, for the caller to run; on a failure, drops them.
+    @usableFromInline
+    func commit(_ instance: Service, layers: [InstanceDisposal]?) throws(ResolutionError) -> [AwaitingCallback] {
+        do {
+            _ = try owner.commit(
+                instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
+                onDispose: onDispose)
+        } catch {
+            _ = creation.takeCallbacks()
+            throw error
+        }
+        return creation.takeCallbacks()
     }
 }
