@@ -329,8 +329,10 @@ extension Scope {
             return .needsLock
         }
         isDisposedValue = true
-        let records = disposals.reversed() as [DisposalRecord]
-        disposals = []
+        // Taken and reversed in place: no second array.
+        var records: [DisposalRecord] = []
+        swap(&records, &disposals)
+        records.reverse()
         // Counted before this scope's lock is released: the parent's disposal reads its count after marking
         // this scope disposed under that lock, so it finds this one marked, or counted.
         if !records.isEmpty { parent.ownLock.withLock { parent.runningChildDisposals += 1 } }
@@ -483,7 +485,13 @@ extension Scope {
         own.lock()
         isDisposedValue = true
         if !disposals.isEmpty {
-            detached.records.append(contentsOf: disposals.reversed())
+            if detached.records.isEmpty {
+                // The first scope's records: taken and reversed in place, with no second array.
+                swap(&detached.records, &disposals)
+                detached.records.reverse()
+            } else {
+                detached.records.append(contentsOf: disposals.reversed())
+            }
             disposals = []
         }
         // Read and attached under the lock that a finishing child disposal counts down under.
