@@ -1,5 +1,6 @@
 import Testing
 import Stimpak
+import Synchronization
 
 /// A gate that tasks await until it opens: no thread is blocked.
 actor AsyncGate {
@@ -297,6 +298,37 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         let error = await #expect(throws: ResolutionError.self) { try await container.require(AsyncService.self) }
         #expect(error?.code == .dependencyCycle)
         #expect(error?.pathDescription == "AsyncService → Foo → AsyncService")
+    }
+
+    @Test(
+        "a cycle found as an empty slot is claimed leaves that slot empty: the instance is made there later",
+        .timeLimit(.minutes(1)))
+    func cycleAtAClaimLeavesTheSlotEmpty() async throws {
+        let container = Container()
+        let inner = Mutex<Scope?>(nil)
+        let cycle = Mutex<ResolutionError?>(nil)
+        // Made in "outer", the factory wants the same service in a scope below: another slot, which this chain
+        // would make too (a cycle). Made in "inner", it returns at once.
+        container.register(AsyncService.self, reuse: .inScope) { (scope: Scope) async throws in
+            guard scope.key == AnyHashable("outer") else { return AsyncService(serial: 2) }
+            let below = scope.openScope("inner")
+            inner.withLock { $0 = below }
+            do {
+                _ = try await below.require(AsyncService.self)
+            } catch let error as ResolutionError {
+                cycle.withLock { $0 = error }
+            }
+            return AsyncService(serial: 1)
+        }
+        let outer = container.openScope("outer")
+        #expect(try await outer.require(AsyncService.self).serial == 1)
+        let error = try #require(cycle.withLock { $0 })
+        #expect(error.code == .dependencyCycle)
+        #expect(error.pathDescription == "AsyncService → AsyncService")
+        // The claim threw before marking the inner slot: it is empty, not being made, and an await makes it.
+        let below = try #require(inner.withLock { $0 })
+        #expect(try await below.require(AsyncService.self).serial == 2)
+        await outer.dispose()
     }
 
     @Test("a cycle split across two tasks, each awaiting the other's creation, is found instead of hanging")

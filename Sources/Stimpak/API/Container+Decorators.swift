@@ -42,7 +42,7 @@ extension Container {
 }
 
 /// A decorator of `Service`, as a registration applies it.
-typealias Decorator<Service> = (Scope, Service) throws -> Service
+@usableFromInline typealias Decorator<Service> = (Scope, Service) throws -> Service
 
 /// A decorator with its service type erased, as the registry keeps it for registrations yet to come.
 struct AnyDecorator: @unchecked Sendable {  // `decorator` is a `@Sendable` closure, erased

@@ -201,6 +201,7 @@ enum InstanceDisposal {
 }
 
 /// A registration's `onDispose` callback.
+@usableFromInline
 enum DisposeHook<Service> {
     case sync(@Sendable (Service) throws -> Void, replacesDispose: Bool)
     case async(@Sendable (Service) async throws -> Void, replacesDispose: Bool)

@@ -52,53 +52,70 @@ extension Scope {
     }
 
     /// An `async` registration whose instance the lock-free path found not made yet, in the table of
-    /// `generation`: its empty slot claimed (``claimUncreated(_:_:generation:)``) and its factory awaited, or, when the
-    /// registrations changed since, the scope was disposed, an observer watches or another task is making it, the
-    /// service looked up again.
+    /// `generation`: its empty slot claimed (``claimUncreated(_:_:generation:otherwise:)``) and its factory awaited;
+    /// or, when another task is making it (or made it meanwhile), that slot resolved as the locked path resolves
+    /// it; or, when the registrations changed since, the scope was disposed or an observer watches, the service
+    /// looked up again.
     ///
     /// Inlined into the caller, so that it is specialized: an unspecialized `async` function allocates each of its
     /// values of `Service` and `Args` from the task's allocator, and the generic form of `withValue` its frames.
-    /// Only the factory's call and the task-local binding around it are here; the rest is synchronous.
+    /// What does not suspend (the claim, the decorators, the commit) is a synchronous call.
     @inlinable
     func resolveUncreatedAwaiting<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
     ) async throws -> Service {
-        guard let claim = try claimUncreated(resolver, arguments, generation: generation) else {
-            return try await resolveAwaiting(Service.self, arguments, key: resolver.serviceKey.key)
+        var found: AwaitablePlace?
+        guard let claim = try claimUncreated(resolver, arguments, generation: generation, otherwise: &found) else {
+            return try await resolveAwaiting(Service.self, arguments, key: resolver.serviceKey.key, from: found)
         }
-        return try await make(claimed: claim, arguments)
+        return try await make(
+            resolver, claim.factory, arguments, claimed: claim.slot, decorators: claim.decorators,
+            onResolved: claim.onResolved, onDispose: claim.onDispose)
     }
 
-    /// Runs the factory of a claimed slot's registration with the registration on this task's path, then keeps
-    /// the instance (``UncreatedClaim``). Inlined: specialized in the caller of
-    /// ``resolveUncreatedAwaiting(_:_:generation:)``, and in the locked path's one frame.
+    /// Runs the factory of a claimed slot's registration with the registration on this task's path (its node bound
+    /// as a task-local value), then keeps the instance (``commit(_:layers:of:claimed:onResolved:onDispose:)``), or
+    /// abandons the creation (``SlotClaim/abandon(failing:)``). In line: specialized in the caller of
+    /// ``resolveUncreatedAwaiting(_:_:generation:)``, and in the frames of the locked path that make an instance
+    /// in an empty slot, which hold no value of a generic type besides the instance.
+    ///
+    /// The binding runs on the generic executor (`isolation: nil`), where each caller is: the `async` API is
+    /// `nonisolated`, and the functions between it and this one run on their caller's executor. The factory is a
+    /// `nonisolated` closure, which runs there whatever the binding's isolation; declared with the caller's,
+    /// the binding would check the executor at each step.
     @inlinable @inline(__always)
     nonisolated(nonsending) func make<Service, Args>(
-        claimed claim: UncreatedClaim<Service, Args>, _ arguments: Args
+        _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
+        _ arguments: Args, claimed claim: SlotClaim, decorators: [Decorator<Service>]?,
+        onResolved: (@Sendable (Scope, Service) throws -> Void)?, onDispose: DisposeHook<Service>?
     ) async throws -> Service {
-        let instance: Service
+        // One value of `Service` in the frame: the factory's instance, then the decorated one.
+        var instance: Service
         var layers: [InstanceDisposal]?
         do {
-            // Bound with a `Void` result, so that `withValue` is specialized here too.
-            var made: Service?
-            try await AsyncNode.innermostBinding.withValue(
-                claim.node, operation: { made = try await claim.factory(claim.owner, arguments) }, isolation: nil)
-            instance = try claim.decorated(made.unsafelyUnwrapped, layers: &layers)
+            let owner = claim.owner
+            instance = try await AsyncNode.innermostBinding.withValue(
+                claim.node, operation: { try await factory(owner, arguments) }, isolation: nil)
+            instance = try decorated(instance, of: resolver, decorators: decorators, claimed: claim, layers: &layers)
         } catch {
             throw claim.abandon(failing: error)
         }
-        let callbacks = try claim.commit(instance, layers: layers)
+        let callbacks = try commit(
+            instance, layers: layers, of: resolver, claimed: claim, onResolved: onResolved, onDispose: onDispose)
         if !callbacks.isEmpty { try await AwaitingCallback.callAgain(callbacks) }
         return instance
     }
 
-    /// Claims the empty slot of `resolver`'s instance for an `async` creation by this task: the slot marked with a
-    /// new creation, and the node that puts the registration on this task's path. Nil, with the lock released,
-    /// when the registrations changed since `generation`, the scope was disposed, an observer watches, or the slot
-    /// is not empty (being made, or made meanwhile): the caller looks the service up again.
+    /// Claims the empty slot of `resolver`'s instance for an `async` creation by this task
+    /// (``claim(_:of:parent:_:)``), with what the creation needs read under the lock: the factory, the decorators
+    /// and the callbacks. Nil, with the lock released, when the registrations changed since `generation`, the
+    /// scope was disposed or an observer watches (the caller looks the service up again), or when the slot is not
+    /// empty or its owner is disposed: then `found` is the slot, which the caller resolves from. Throws, with the
+    /// lock released, what the captive check, the owner's and the slot's lookup, or the claim throws.
     @usableFromInline
     func claimUncreated<Service, Args>(
-        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
+        _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int,
+        otherwise found: inout AwaitablePlace?
     ) throws(ResolutionError) -> UncreatedClaim<Service, Args>? {
         var locked = registry.lock.acquire()
         guard !isDisposedValue, registry.generation == generation, registry.observedWord.loadRelaxed() == 0,
@@ -117,20 +134,27 @@ extension Scope {
         locked = held.locked
         let place = held.value
         guard case .empty = place.slot.state, !place.owner.isDisposedValue else {
+            found = AwaitablePlace(
+                registration: resolver, types: (ObjectIdentifier(Service.self), ObjectIdentifier(Args.self)),
+                place: place, generation: registry.generation)
             registry.lock.release(locked)
             return nil
         }
-        return try claim(place, of: resolver, factory, parent: parent, locked)
+        let (decorators, onResolved, onDispose) = (resolver.decoratorsIfAny, resolver.onResolved, resolver.onDispose)
+        return UncreatedClaim(
+            slot: try claim(place, of: resolver, parent: parent, locked), factory: factory, decorators: decorators,
+            onResolved: onResolved, onDispose: onDispose)
     }
 
     /// Marks the empty slot at `place` with a new creation by this task, and releases the lock: the claim that the
-    /// creation ends (``make(claimed:_:)``). Throws, with the lock released, when `parent`'s chain makes the
-    /// registration already (a cycle) or is too deep, before the slot is marked. In line, in each caller.
+    /// creation ends (``make(_:_:_:claimed:decorators:onResolved:onDispose:)``). Throws, with the lock released,
+    /// when `parent`'s chain makes the registration already (a cycle) or is too deep, before the slot is marked,
+    /// so that no other task waits for a creation that cannot start. In line, in each caller.
     @inline(__always)
     func claim<Service, Args>(
-        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>,
-        _ factory: @escaping (Scope, Args) async throws -> Service, parent: AsyncNode?, _ locked: consuming Locked
-    ) throws(ResolutionError) -> UncreatedClaim<Service, Args> {
+        _ place: CachePlace, of resolver: ServiceResolver<Service, Args>, parent: AsyncNode?,
+        _ locked: consuming Locked
+    ) throws(ResolutionError) -> SlotClaim {
         if let parent {
             let code: ResolutionError.Code? =
                 parent.contains(resolver)
@@ -142,15 +166,52 @@ extension Scope {
         }
         let creation = AsyncCreation(serviceKey: resolver.serviceKey)
         place.slot.state = .creatingAsync(creation)
-        let claim = UncreatedClaim(
+        let claim = SlotClaim(
             node: AsyncNode(registration: resolver, scope: place.owner, creation: creation, parent: parent),
-            factory: factory, place: place, decorators: resolver.decoratorsIfAny, onResolved: resolver.onResolved,
-            onDispose: resolver.onDispose, start: creationStart())
+            place: place, start: creationStart())
         registry.lock.release(locked)
         return claim
     }
 
-    /// The same, with a key of a concrete type.
+    /// The factory's instance wrapped by the registration's decorators; the layers under the outermost that dispose
+    /// themselves go to `layers`. The creation's observer timing ends, and so does its node, which the caller's
+    /// ``SlotClaim/abandon(failing:)`` ends when this throws.
+    @usableFromInline
+    func decorated<Service, Args>(
+        _ made: Service, of resolver: ServiceResolver<Service, Args>, decorators: [Decorator<Service>]?,
+        claimed claim: SlotClaim, layers: inout [InstanceDisposal]?
+    ) throws -> Service {
+        var instance = made
+        if let decorators {
+            instance = try Self.decorate(made, of: resolver, with: decorators, in: claim.owner, layers: &layers)
+        }
+        claim.owner.reportCreation(of: resolver, since: claim.start)
+        claim.node.finish()
+        return instance
+    }
+
+    /// Keeps and publishes the claimed slot's instance (``commit(_:layers:of:at:by:onResolved:onDispose:)``, which
+    /// settles the slot whatever happens) and returns the callbacks that waited for it, for the caller to run; on a
+    /// failure, drops them.
+    @usableFromInline
+    func commit<Service, Args>(
+        _ instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>,
+        claimed claim: SlotClaim, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
+        onDispose: DisposeHook<Service>?
+    ) throws(ResolutionError) -> [AwaitingCallback] {
+        let creation = claim.creation
+        do {
+            _ = try claim.owner.commit(
+                instance, layers: layers, of: resolver, at: claim.place, by: .task(creation), onResolved: onResolved,
+                onDispose: onDispose)
+        } catch {
+            _ = creation.takeCallbacks()
+            throw error
+        }
+        return creation.takeCallbacks()
+    }
+
+    /// ``resolveInstanceAsync(_:_:key:)`` with a key of a concrete type.
     @inlinable @inline(__always)
     func resolveInstanceAsync<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, typedKey key: Key
@@ -400,7 +461,7 @@ extension Scope {
         }
     }
 
-    /// Claims the empty slot at `place` (``claim(_:of:_:parent:_:)``), which releases the lock, and makes the
+    /// Claims the empty slot at `place` (``claim(_:of:parent:_:)``), which releases the lock, and makes the
     /// instance. In line, in each caller's frame.
     @inline(__always)
     private nonisolated(nonsending) func makeInEmptySlot<Service, Args>(
@@ -408,7 +469,11 @@ extension Scope {
         _ factory: @escaping (Scope, Args) async throws -> Service, _ arguments: Args, node: AsyncNode?,
         _ locked: consuming Locked
     ) async throws -> Service {
-        try await make(claimed: claim(place, of: resolver, factory, parent: node, locked), arguments)
+        let (decorators, onResolved, onDispose) = (resolver.decoratorsIfAny, resolver.onResolved, resolver.onDispose)
+        let claim = try claim(place, of: resolver, parent: node, locked)
+        return try await make(
+            resolver, factory, arguments, claimed: claim, decorators: decorators, onResolved: onResolved,
+            onDispose: onDispose)
     }
 
     /// Returns the slot's instance, awaits the task making it, or makes it: exactly once per slot.
@@ -500,58 +565,27 @@ extension Scope {
     }
 }
 
-/// An empty slot claimed for an `async` creation by ``Scope/claimUncreated(_:_:generation:)``: what the creation
-/// needs after its factory, in synchronous functions, so that the caller's `async` frame holds only the factory's
-/// call. Every way out ends it once: ``decorated(_:layers:)`` then ``commit(_:layers:)``, or ``abandon(failing:)``.
+/// An empty slot claimed for an `async` creation (``Scope/claim(_:of:parent:_:)``): the creation's node, which
+/// holds the registration, the creation that marks the slot and the node of the factory that resolves this one;
+/// the slot's place; when the creation started, for the observer. Not generic, so that an unspecialized `async`
+/// frame holds it without looking its type up. Ended once: committed, or abandoned.
 @usableFromInline
-struct UncreatedClaim<Service, Args> {
-    /// The node that puts the registration on the task's path while the factory runs: it holds the registration,
-    /// the creation, and the node of the factory that resolves this one, if any.
+struct SlotClaim {
     @usableFromInline let node: AsyncNode
-    @usableFromInline let factory: (Scope, Args) async throws -> Service
     let place: CachePlace
-    let decorators: [Decorator<Service>]?
-    let onResolved: (@Sendable (Scope, Service) throws -> Void)?
-    let onDispose: DisposeHook<Service>?
     let start: UInt64
 
-    init(
-        node: AsyncNode, factory: @escaping (Scope, Args) async throws -> Service, place: CachePlace,
-        decorators: [Decorator<Service>]?, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
-        onDispose: DisposeHook<Service>?, start: UInt64
-    ) {
+    init(node: AsyncNode, place: CachePlace, start: UInt64) {
         self.node = node
-        self.factory = factory
         self.place = place
-        self.decorators = decorators
-        self.onResolved = onResolved
-        self.onDispose = onDispose
         self.start = start
     }
-
-    /// The registration, which the node holds.
-    var resolver: ServiceResolver<Service, Args> {
-        unsafeDowncast(node.registration, to: ServiceResolver<Service, Args>.self)
-    }
-
-    /// The creation that marks the slot, which the node holds.
-    var creation: AsyncCreation { node.creation.unsafelyUnwrapped }
 
     /// The scope whose cache keeps the instance: the factory runs for it.
     @usableFromInline var owner: Scope { place.owner }
 
-    /// The factory's instance wrapped by the registration's decorators; the layers under the outermost that dispose
-    /// themselves go to `layers`. Ends the node.
-    @usableFromInline
-    func decorated(_ made: Service, layers: inout [InstanceDisposal]?) throws -> Service {
-        defer { node.finish() }
-        var instance = made
-        if let decorators {
-            instance = try Scope.decorate(made, of: resolver, with: decorators, in: owner, layers: &layers)
-        }
-        owner.reportCreation(of: resolver, since: start)
-        return instance
-    }
+    /// The creation that marks the slot.
+    var creation: AsyncCreation { node.creation.unsafelyUnwrapped }
 
     /// Ends the creation that failed with `error`, which the factory or a decorator threw: ends the node, settles
     /// the slot and wakes its waiters, who share the failure (not a cancellation: one of them makes the instance
@@ -564,19 +598,26 @@ struct UncreatedClaim<Service, Args> {
         _ = creation.takeCallbacks()
         return failure
     }
+}
 
-    /// Keeps and publishes the instance (``Scope/commit(_:layers:of:at:by:onResolved:onDispose:)``) and returns
-    /// the callbacks that waited for it, for the caller to run; on a failure, drops them.
-    @usableFromInline
-    func commit(_ instance: Service, layers: [InstanceDisposal]?) throws(ResolutionError) -> [AwaitingCallback] {
-        do {
-            _ = try owner.commit(
-                instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
-                onDispose: onDispose)
-        } catch {
-            _ = creation.takeCallbacks()
-            throw error
-        }
-        return creation.takeCallbacks()
+/// A slot claimed by ``Scope/claimUncreated(_:_:generation:otherwise:)``, with what the creation needs that was
+/// read under the lock: returned to the specialized caller, which passes it on.
+@usableFromInline
+struct UncreatedClaim<Service, Args> {
+    @usableFromInline let slot: SlotClaim
+    @usableFromInline let factory: (Scope, Args) async throws -> Service
+    @usableFromInline let decorators: [Decorator<Service>]?
+    @usableFromInline let onResolved: (@Sendable (Scope, Service) throws -> Void)?
+    @usableFromInline let onDispose: DisposeHook<Service>?
+
+    init(
+        slot: SlotClaim, factory: @escaping (Scope, Args) async throws -> Service, decorators: [Decorator<Service>]?,
+        onResolved: (@Sendable (Scope, Service) throws -> Void)?, onDispose: DisposeHook<Service>?
+    ) {
+        self.slot = slot
+        self.factory = factory
+        self.decorators = decorators
+        self.onResolved = onResolved
+        self.onDispose = onDispose
     }
 }
