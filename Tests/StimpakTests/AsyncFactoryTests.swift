@@ -501,6 +501,45 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(try await container.require(AsyncService.self).serial == 1)
     }
 
+    @Test("keyed awaits of async services not made yet, from 100 tasks: one creation per key and scope")
+    func keyedAwaitsOfUncreatedAsyncServices() async throws {
+        let container = Container()
+        let made = Counter()
+        container.register(AsyncService.self, reuse: .singleton, key: "pool") { () async in
+            await Task.yield()
+            return AsyncService(serial: made.next())
+        }
+        container.register(AsyncService.self, reuse: .inScope, key: 7) { () async in
+            await Task.yield()
+            return AsyncService(serial: 100 + made.next())
+        }
+        container.register(AsyncService.self, reuse: .inScope) { () async in AsyncService(serial: 1_000) }
+        let request = container.openScope()
+        let serials = await withTaskGroup(of: [Int].self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    [
+                        (try? await container.require(AsyncService.self, key: "pool").serial) ?? -1,
+                        (try? await request.require(AsyncService.self, key: 7).serial) ?? -1,
+                    ]
+                }
+            }
+            return await group.reduce(into: [[Int]]()) { $0.append($1) }
+        }
+        #expect(Set(serials.map { $0[0] }).count == 1 && serials[0][0] > 0, "one singleton for the key")
+        #expect(Set(serials.map { $0[1] }).count == 1 && serials[0][1] > 100, "one instance in the scope for the key")
+        #expect(made.value == 2)
+        // Another scope makes its own; an Optional key is its wrapped key; nil is no key; another key is not found.
+        let other = container.openScope()
+        #expect(try await other.require(AsyncService.self, key: 7).serial == 103)
+        #expect(try await request.require(AsyncService.self, key: Int?.some(7)).serial == serials[0][1])
+        #expect(try await request.require(AsyncService.self, key: Int?.none).serial == 1_000)
+        let missing = await #expect(throws: ResolutionError.self) { try await request.require(AsyncService.self, key: 8) }
+        #expect(missing?.code == .notRegistered)
+        await other.dispose()
+        await request.dispose()
+    }
+
     @Test("an array of services with async factories is made with await, each element awaited")
     func arrayOfAsyncServices() async throws {
         let container = Container()

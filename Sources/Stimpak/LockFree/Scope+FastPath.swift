@@ -70,29 +70,48 @@ extension Scope {
                 }
             }
         }
+        let section = ReadSection.enter(from: self)
+        let found = fastPath(Service.self, Args.self, typedKey: key, in: section)
+        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
+            try resolveMissed(Service.self, arguments, typedKey: key)
+        }
+    }
+
+    /// What the lock-free path finds for (`Service`, `Args`) and a key of a concrete type other than
+    /// `AnyHashable`: the first bucket with the key's type and hash, its key compared here (no closure call on a
+    /// hit), then the others.
+    @inlinable @inline(__always)
+    func fastPath<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args.Type, typedKey key: Key, in section: borrowing ReadSection
+    ) -> FastPath {
         let keyHash = KeyHash.of(key)
         let service = ObjectIdentifier(Service.self)
         let keyType = ObjectIdentifier(Key.self)
-        let section = ReadSection.enter(from: self)
-        // The first bucket with the key's type and hash, its key compared here (no closure call on a hit).
-        var found = FastPath.lockedPath
-        if let candidate = keyedCandidate(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, in: section) {
-            // A bucket of key type `Key` holds a `KeyBox<Key>`.
-            func matches(_ typedKey: UnsafeMutableRawPointer) -> Bool {
-                Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
-            }
-            found =
-                matches(candidate.typedKey)
-                ? candidate.found
-                : fastPath(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, matches: matches, in: section)
+        guard
+            let candidate = keyedCandidate(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, in: section)
+        else { return .lockedPath }
+        // A bucket of key type `Key` holds a `KeyBox<Key>`.
+        func matches(_ typedKey: UnsafeMutableRawPointer) -> Bool {
+            Unmanaged<KeyBox<Key>>.fromOpaque(typedKey)._withUnsafeGuaranteedRef { $0.value == key }
         }
-        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
-            guard let key = Scope.erased(key) else { return try resolveInstance(Service.self, arguments) }
-            if Key.self == String.self || Key.self == Int.self {
-                return try lockAndResolve(Service.self, arguments, key: key)
-            }
-            return try resolveInstance(Service.self, arguments, key: key)
+        return matches(candidate.typedKey)
+            ? candidate.found
+            : fastPath(service, ObjectIdentifier(Args.self), keyType: keyType, keyHash: keyHash, matches: matches, in: section)
+    }
+
+    /// A resolve with a key of a concrete type that the lock-free path did not serve, called with the section left:
+    /// the `AnyHashable` path, which decides (an `Optional` key is unwrapped there, nil meaning unkeyed; a key
+    /// `AnyHashable` hashes its own way, a `Double`, is found there), or for a `String` or `Int` key, whose
+    /// `AnyHashable` lookup would be the typed one again, the locked path.
+    @inlinable @inline(__always)
+    func resolveMissed<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, typedKey key: Key
+    ) throws(ResolutionError) -> Service {
+        guard let key = Scope.erased(key) else { return try resolveInstance(Service.self, arguments) }
+        if Key.self == String.self || Key.self == Int.self {
+            return try lockAndResolve(Service.self, arguments, key: key)
         }
+        return try resolveInstance(Service.self, arguments, key: key)
     }
 
     /// `key` as the registry stores keys: an `Optional` unwrapped (nil meaning no key), anything else boxed.
@@ -375,14 +394,30 @@ extension Scope {
         return try resolveInstance(Service.self, arguments, key: key)
     }
 
-    /// The same with a key of a concrete type.
+    /// The same with a key of a concrete type, which hands an `async` registration's uncreated instance to
+    /// ``resolveUncreatedAwaiting(_:_:generation:)`` as the unkeyed form does (an `AnyHashable` key resolves as the
+    /// synchronous path does).
     @inlinable @inline(never)
-    func resolveInstanceNotInlined<Service, Args, Key: Hashable>(
-        _ type: Service.Type, _ arguments: Args, typedKey key: Key
-    ) throws(ResolutionError) -> Service {
+    func resolveInstanceServingAwait<Service, Args, Key: Hashable>(
+        _ type: Service.Type, _ arguments: Args, typedKey key: Key,
+        uncreated: inout Unmanaged<ServiceResolver<Service, Args>>?, generation: inout Int
+    ) throws(ResolutionError) -> Service? {
         let state = stimpak_thread_get()
         state.pointee.serves_await = 1
         defer { state.pointee.serves_await = 0 }
-        return try resolveInstance(Service.self, arguments, typedKey: key)
+        if Key.self == AnyHashable.self { return try resolveInstance(Service.self, arguments, typedKey: key) }
+        let section = ReadSection.enter(from: self)
+        let found = fastPath(Service.self, Args.self, typedKey: key, in: section)
+        if case .uncreated(let registration, let foundGeneration) = found, state.pointee.depth == 0,
+            Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration)._withUnsafeGuaranteedRef({ $0.isAsync })
+        {
+            uncreated = Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration).retain()
+            section.leave()
+            generation = foundGeneration
+            return nil
+        }
+        return try finish(found, arguments, section: section) { () throws(ResolutionError) in
+            try resolveMissed(Service.self, arguments, typedKey: key)
+        }
     }
 }

@@ -218,11 +218,21 @@ extension Scope {
     ) async throws -> Service {
         let awaiting: AwaitingCallback?
         let place: AwaitablePlace?
+        var uncreated: Unmanaged<ServiceResolver<Service, Args>>?
+        var generation = 0
         do throws(ResolutionError) {
-            return try resolveInstanceNotInlined(Service.self, arguments, typedKey: key)
+            if let instance = try resolveInstanceServingAwait(
+                Service.self, arguments, typedKey: key, uncreated: &uncreated, generation: &generation)
+            {
+                return instance
+            }
+            (awaiting, place) = (nil, nil)
         } catch {
             guard error.code == .requiresAwait, error.isAwaitableHere else { throw error }
             (awaiting, place) = (error.awaitingCallback, error.handsOverPlace ? ResolutionContext.takeHandedPlace() : nil)
+        }
+        if let uncreated {
+            return try await resolveUncreatedAwaiting(uncreated.takeRetainedValue(), arguments, generation: generation)
         }
         return try await resolveAwaiting(
             Service.self, arguments, key: Scope.erased(key), after: awaiting, from: place)
