@@ -501,6 +501,34 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(try await container.require(AsyncService.self).serial == 1)
     }
 
+    @Test(
+        "a registration replaced while an await looks for its .scopedTo owner: no slot left marked, the new one after",
+        .timeLimit(.minutes(1)))
+    func replacedWhileFindingTheScopedToOwner() async throws {
+        let gate = KeyGate()
+        let tenantKey = GateKey(name: "tenant", gate: gate)
+        let container = Container()
+        container.register(AsyncService.self, reuse: .scopedTo(tenantKey)) { () async in AsyncService(serial: 1) }
+        let tenant = container.openScope(tenantKey)
+        let request = tenant.openScope()
+        // The await's lock-free lookup finds the instance not made; looking for its owner compares scope keys
+        // with the container's lock released, and the gate holds it there while the registration is replaced.
+        gate.arm()
+        let resolving = Task { try await request.require(AsyncService.self).serial }
+        #expect(gate.reached.wait(seconds: Signal.holdLimit))
+        container.register(AsyncService.self, reuse: .scopedTo(tenantKey), ifAlreadyRegistered: .replace) {
+            () async in AsyncService(serial: 2)
+        }
+        gate.letGo.fire()
+        // Begun before the replace, the await may get either registration's instance (a synchronous resolve racing
+        // a replace does too); it gets one, the slot it claimed is settled, and the next resolve sees the new one.
+        let first = try await resolving.value
+        #expect(first == 1 || first == 2)
+        #expect(try await tenant.require(AsyncService.self).serial == 2)
+        #expect(try await request.require(AsyncService.self).serial == 2)
+        await container.dispose()
+    }
+
     @Test("keyed awaits of async services not made yet, from 100 tasks: one creation per key and scope")
     func keyedAwaitsOfUncreatedAsyncServices() async throws {
         let container = Container()
@@ -588,5 +616,38 @@ extension Scope {
     /// The synchronous `require`, callable from async code (where Swift picks the async form).
     func requireSynchronously<Service>(_ type: Service.Type) throws(ResolutionError) -> Service {
         try require(Service.self)
+    }
+}
+
+/// A scope key whose `==`, once armed, fires `reached` and waits for `letGo`, once.
+struct GateKey: Hashable, @unchecked Sendable {
+    let name: String
+    let gate: KeyGate
+
+    static func == (left: Self, right: Self) -> Bool {
+        left.gate.pass()
+        return left.name == right.name
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+/// What holds a ``GateKey`` comparison: armed by the test, it holds the first comparison after that.
+final class KeyGate: @unchecked Sendable {  // `isArmed` is guarded by `lock`
+    private let lock = TestLock()
+    private var isArmed = false
+    let reached = Signal()
+    let letGo = Signal()
+
+    func arm() { lock.withLock { isArmed = true } }
+
+    func pass() {
+        let holds = lock.withLock { () -> Bool in
+            defer { isArmed = false }
+            return isArmed
+        }
+        guard holds else { return }
+        reached.fire()
+        letGo.wait(seconds: Signal.holdLimit)
     }
 }

@@ -70,21 +70,23 @@ extension Scope {
                 }
             }
         }
+        // Hashed before the section: a key's hash may be user code, or long.
+        let keyHash = KeyHash.of(key)
         let section = ReadSection.enter(from: self)
-        let found = fastPath(Service.self, Args.self, typedKey: key, in: section)
+        let found = fastPath(Service.self, Args.self, typedKey: key, keyHash: keyHash, in: section)
         return try finish(found, arguments, section: section) { () throws(ResolutionError) in
             try resolveMissed(Service.self, arguments, typedKey: key)
         }
     }
 
     /// What the lock-free path finds for (`Service`, `Args`) and a key of a concrete type other than
-    /// `AnyHashable`: the first bucket with the key's type and hash, its key compared here (no closure call on a
-    /// hit), then the others.
+    /// `AnyHashable`, whose ``KeyHash`` is `keyHash`: the first bucket with the key's type and hash, its key compared
+    /// here (no closure call on a hit), then the others.
     @inlinable @inline(__always)
     func fastPath<Service, Args, Key: Hashable>(
-        _ type: Service.Type, _ arguments: Args.Type, typedKey key: Key, in section: borrowing ReadSection
+        _ type: Service.Type, _ arguments: Args.Type, typedKey key: Key, keyHash: Int,
+        in section: borrowing ReadSection
     ) -> FastPath {
-        let keyHash = KeyHash.of(key)
         let service = ObjectIdentifier(Service.self)
         let keyType = ObjectIdentifier(Key.self)
         guard
@@ -383,7 +385,8 @@ extension Scope {
         }
     }
 
-    /// The synchronous attempt of an `await` resolve with a key (see ``resolveInstanceServingAwait(_:_:uncreated:generation:)``).
+    /// The synchronous attempt of an `await` resolve with an `AnyHashable` key, and of `resolveAwaiting`'s retries
+    /// (see ``resolveInstanceServingAwait(_:_:uncreated:generation:)``).
     @inlinable @inline(never)
     func resolveInstanceNotInlined<Service, Args>(
         _ type: Service.Type, _ arguments: Args, key: AnyHashable?
@@ -394,9 +397,11 @@ extension Scope {
         return try resolveInstance(Service.self, arguments, key: key)
     }
 
-    /// The same with a key of a concrete type, which hands an `async` registration's uncreated instance to
-    /// ``resolveUncreatedAwaiting(_:_:generation:)`` as the unkeyed form does (an `AnyHashable` key resolves as the
-    /// synchronous path does).
+    /// ``resolveInstanceServingAwait(_:_:uncreated:generation:)`` with a key of a concrete type: an `async`
+    /// registration's uncreated instance that the typed-key lookup finds goes to
+    /// ``resolveUncreatedAwaiting(_:_:generation:)`` as the unkeyed form's does. A key the typed lookup does not
+    /// find (an `Optional`, a number that `AnyHashable` files under another type, `AnyHashable` itself) makes the
+    /// synchronous attempt, which hands the slot it finds over.
     @inlinable @inline(never)
     func resolveInstanceServingAwait<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, typedKey key: Key,
@@ -406,8 +411,9 @@ extension Scope {
         state.pointee.serves_await = 1
         defer { state.pointee.serves_await = 0 }
         if Key.self == AnyHashable.self { return try resolveInstance(Service.self, arguments, typedKey: key) }
+        let keyHash = KeyHash.of(key)
         let section = ReadSection.enter(from: self)
-        let found = fastPath(Service.self, Args.self, typedKey: key, in: section)
+        let found = fastPath(Service.self, Args.self, typedKey: key, keyHash: keyHash, in: section)
         if case .uncreated(let registration, let foundGeneration) = found, state.pointee.depth == 0,
             Unmanaged<ServiceResolver<Service, Args>>.fromOpaque(registration)._withUnsafeGuaranteedRef({ $0.isAsync })
         {

@@ -3,10 +3,11 @@
 extension Scope {
     /// Finds or makes the instance registered for (`Service`, `Args`, `key`), awaiting an `async` factory.
     ///
-    /// The synchronous path runs first (one call, see ``resolveInstanceServingAwait(_:_:uncreated:generation:)``), so
-    /// a cached instance or a synchronous service costs about what it costs there, without a suspension; only a
-    /// registration whose factory is `async` (and not cached yet), or a creation to wait for, goes on to
-    /// ``resolveUncreatedAwaiting(_:_:generation:)`` or ``resolveAwaiting(_:_:key:after:from:)``.
+    /// The synchronous path runs first (one call, ``resolveInstanceNotInlined(_:_:key:)``), so a cached instance or
+    /// a synchronous service costs about what it costs there, without a suspension; only a registration whose
+    /// factory is `async` (and not cached yet), or a creation to wait for, goes on to
+    /// ``resolveAwaiting(_:_:key:after:from:)``, from the slot that attempt handed over, if any. The unkeyed and the
+    /// typed-key forms below go from their lock-free lookup straight to ``resolveUncreatedAwaiting(_:_:generation:)``.
     ///
     /// The three forms read the awaitable error in place: a helper for it, out of line or inlined, changes how the
     /// optimizer inlines the form into its caller, and an `await` of a cached instance then costs an async frame
@@ -133,10 +134,15 @@ extension Scope {
             of: resolver, arguments, owner: owner.value, registeredIn: nil, localsIndex: 0, locked)
         locked = held.locked
         let place = held.value
+        // Checked again: finding a `.scopedTo` owner, or a slot by a comparator, releases the lock meanwhile.
+        guard !isDisposedValue, registry.generation == generation, registry.observedWord.loadRelaxed() == 0 else {
+            registry.lock.release(locked)
+            return nil
+        }
         guard case .empty = place.slot.state, !place.owner.isDisposedValue else {
             found = AwaitablePlace(
                 registration: resolver, types: (ObjectIdentifier(Service.self), ObjectIdentifier(Args.self)),
-                place: place, generation: registry.generation)
+                place: place, generation: generation)
             registry.lock.release(locked)
             return nil
         }
@@ -257,7 +263,8 @@ extension Scope {
             let resolver = unsafeDowncast(place.registration, to: ServiceResolver<Service, Args>.self)
             if let factory = resolver.asyncFactory {
                 var locked = registry.lock.acquire()
-                if registry.generation == place.generation {
+                // This scope disposed meanwhile: the lookup below says so.
+                if registry.generation == place.generation, !isDisposedValue {
                     // As `resolveRegistered` goes on once it has the slot.
                     let node = AsyncNode.current
                     locked = try refuseCaptive(resolver, node: node, locked)
