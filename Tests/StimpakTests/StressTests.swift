@@ -292,9 +292,9 @@ import Darwin
     }
 
     /// Async creations (a singleton and each request's `.inScope` instance, made by async factories that
-    /// suspend) awaited by many tasks, raced against the request scopes' disposal and the singleton's
-    /// unregistering and re-registering: every resolve gets a live instance or an error, never a freed one,
-    /// and no waiter is left hanging.
+    /// suspend, the second one keyed) awaited by many tasks, raced against the request scopes' disposal, the
+    /// singleton's unregistering and re-registering and the keyed one's replacement: every resolve gets a live
+    /// instance or an error, never a freed one, and no waiter is left hanging.
     @Test func asyncCreationRacesDisposalAndReregistration() async {
         let container = Container()
         @Sendable func register() {
@@ -303,11 +303,15 @@ import Darwin
                 return Canary()
             }
         }
-        register()
-        container.register(Canary.self, reuse: .inScope, key: "request") { () async in
-            await Task.yield()
-            return Canary()
+        @Sendable func registerKeyed() {
+            container.register(Canary.self, reuse: .inScope, key: "request", ifAlreadyRegistered: .replace) {
+                () async in
+                await Task.yield()
+                return Canary()
+            }
         }
+        register()
+        registerKeyed()
         let current = Shared(container.openScope())
         let stop = Shared(false)
         let health = Health()
@@ -321,6 +325,8 @@ import Darwin
                     let old = current.value
                     current.value = container.openScope()
                     old.dispose()
+                } else if round.isMultiple(of: 3) {
+                    registerKeyed()
                 } else {
                     container.unregister(Canary.self)
                     register()
