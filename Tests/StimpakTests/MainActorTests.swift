@@ -83,6 +83,45 @@ import StimpakMainActorFixture
         withExtendedLifetime(container) {}
     }
 
+    @Test("a main-actor singleton whose factory requires itself is a cycle, made by an await as on the main actor")
+    func selfRequireThroughAnAwait() async throws {
+        @Sendable func makeContainer() -> Container {
+            let container = Container()
+            container.register(
+                MainActorLoop.self, reuse: .singleton,
+                onMainActor: { (scope: Scope) in
+                    _ = try scope.requireSynchronously(MainActorLoop.self)
+                    return MainActorLoop()
+                })
+            return container
+        }
+        let container = makeContainer()
+        let error = await Task.detached { () -> ResolutionError? in
+            do {
+                _ = try await container.require(MainActorLoop.self)
+                return nil
+            } catch {
+                return error as? ResolutionError
+            }
+        }.value
+        #expect(error?.code == .dependencyCycle)
+        #expect(error?.pathDescription == "MainActorLoop → MainActorLoop")
+        let onTheMainActor = await MainActor.run { () -> ResolutionError? in
+            let container = makeContainer()
+            do {
+                _ = try container.root.requireSynchronously(MainActorLoop.self)
+                return nil
+            } catch {
+                return error as? ResolutionError
+            }
+        }
+        #expect(onTheMainActor?.code == .dependencyCycle)
+        #expect(onTheMainActor?.pathDescription == "MainActorLoop → MainActorLoop")
+        // Not made, and not left marked: a later resolve runs the factory again.
+        let again = await Task.detached { try? await container.require(MainActorLoop.self) }.value
+        #expect(again == nil)
+    }
+
     @Test("a main-actor .graph parent made by an await leaves nothing of its graph on the main thread")
     func graphParentThroughAnAwait() async throws {
         let container = Container()
@@ -139,3 +178,6 @@ final class GraphParent {
 final class GraphChild: @unchecked Sendable {  // `parent` is set once, by its `resolved` callback
     var parent: GraphParent?
 }
+
+/// A main-actor singleton whose factory resolves itself.
+final class MainActorLoop: Sendable {}

@@ -133,6 +133,11 @@ extension Scope {
                     } catch {}
                 }
                 registry.lock.release(locked)
+                // A main-actor factory that an `await` runs on this thread, with its registration on the path,
+                // resolves it again: a cycle, as on the main actor's own synchronous path.
+                if ResolutionContext.isOnPath(resolver) {
+                    throw ResolutionContext.current.pathError(.dependencyCycle, resolver)
+                }
                 throw requiresAwait(resolver)
             case .creating, .initializing:
                 // Another thread is making it (or this one, which the wait reports as a cycle).
