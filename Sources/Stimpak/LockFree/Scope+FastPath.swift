@@ -401,8 +401,8 @@ extension Scope {
     /// registration's uncreated instance that the typed-key lookup finds goes to
     /// ``resolveUncreatedAwaiting(_:_:generation:)`` as the unkeyed form's does. A key the typed lookup does not
     /// find (an `Optional`, a number that `AnyHashable` files under another type, `AnyHashable` itself) makes the
-    /// synchronous attempt, which hands the slot it finds over. Written out as the unkeyed form is: through a shared
-    /// in-line function taking the lookup as a closure, an `await` of a cached instance cost 37 instructions more.
+    /// synchronous attempt, which hands the slot it finds over. Written out as the unkeyed form is: a shared in-line
+    /// function taking the lookup as a closure makes an `await` of a cached instance cost about 40 instructions more.
     @inlinable @inline(never)
     func resolveInstanceServingAwait<Service, Args, Key: Hashable>(
         _ type: Service.Type, _ arguments: Args, typedKey key: Key,
