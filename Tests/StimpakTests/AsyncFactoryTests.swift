@@ -331,6 +331,30 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         await outer.dispose()
     }
 
+    @Test("an async factory, or a decorator of its service, that resolves the service synchronously is a cycle")
+    func synchronousSelfResolveInAnAsyncCreationIsACycle() async throws {
+        let container = Container()
+        container.register(AsyncService.self, reuse: .singleton) { (scope: Scope) async throws in
+            _ = try scope.requireSynchronously(AsyncService.self)
+            return AsyncService(serial: 1)
+        }
+        let error = await #expect(throws: ResolutionError.self) { try await container.require(AsyncService.self) }
+        #expect(error?.code == .dependencyCycle, "not requiresAwait: awaiting it would wait for itself")
+        #expect(error?.pathDescription == "AsyncService → AsyncService")
+
+        let decorated = Container()
+        decorated.register(AsyncService.self, reuse: .inScope) { () async in AsyncService(serial: 2) }
+        decorated.decorate(AsyncService.self) { scope, inner in
+            _ = try scope.requireSynchronously(AsyncService.self)
+            return inner
+        }
+        let request = decorated.openScope()
+        let decoratorError = await #expect(throws: ResolutionError.self) { try await request.require(AsyncService.self) }
+        #expect(decoratorError?.code == .dependencyCycle)
+        #expect(decoratorError?.pathDescription == "AsyncService → AsyncService")
+        await request.dispose()
+    }
+
     @Test("a cycle split across two tasks, each awaiting the other's creation, is found instead of hanging")
     func cycleAcrossTasks() async throws {
         let container = Container()

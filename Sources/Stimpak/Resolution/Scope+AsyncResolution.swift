@@ -74,8 +74,8 @@ extension Scope {
             onResolved: claim.onResolved, onDispose: claim.onDispose)
     }
 
-    /// Runs the factory of a claimed slot's registration with the registration on this task's path (its node bound
-    /// as a task-local value), then keeps the instance (``commit(_:layers:of:claimed:onResolved:onDispose:)``), or
+    /// Runs the factory of a claimed slot's registration, and its decorators, with the registration on this task's
+    /// path (its node bound as a task-local value), then keeps the instance (``commit(_:layers:of:claimed:onResolved:onDispose:)``), or
     /// abandons the creation (``SlotClaim/abandon(failing:)``). In line: specialized in the caller of
     /// ``resolveUncreatedAwaiting(_:_:generation:)``, and in the frames of the locked path that make an instance
     /// in an empty slot, which hold no value of a generic type besides the instance.
@@ -90,14 +90,18 @@ extension Scope {
         _ arguments: Args, claimed claim: SlotClaim, decorators: [Decorator<Service>]?,
         onResolved: (@Sendable (Scope, Service) throws -> Void)?, onDispose: DisposeHook<Service>?
     ) async throws -> Service {
-        // One value of `Service` in the frame: the factory's instance, then the decorated one.
-        var instance: Service
+        let instance: Service
         var layers: [InstanceDisposal]?
         do {
+            // The decorators run with the node bound too, as a synchronous creation's run on its path.
             let owner = claim.owner
             instance = try await AsyncNode.innermostBinding.withValue(
-                claim.node, operation: { try await factory(owner, arguments) }, isolation: nil)
-            instance = try decorated(instance, of: resolver, decorators: decorators, claimed: claim, layers: &layers)
+                claim.node,
+                operation: {
+                    try decorated(
+                        try await factory(owner, arguments), of: resolver, decorators: decorators, claimed: claim,
+                        layers: &layers)
+                }, isolation: nil)
         } catch {
             throw claim.abandon(failing: error)
         }
@@ -570,9 +574,11 @@ extension Scope {
         defer { entered.finish() }
         let start = creationStart()
         do {
-            var instance = try await AsyncNode.innermostBinding.withValue(entered) { try await factory(scope, arguments) }
-            if let decorators {
-                instance = try Self.decorate(instance, of: resolver, with: decorators, in: scope, layers: &layers)
+            // The decorators run with the node bound too, as a synchronous creation's run on its path.
+            let instance = try await AsyncNode.innermostBinding.withValue(entered) {
+                let made = try await factory(scope, arguments)
+                guard let decorators else { return made }
+                return try Self.decorate(made, of: resolver, with: decorators, in: scope, layers: &layers)
             }
             scope.reportCreation(of: resolver, since: start)
             return instance

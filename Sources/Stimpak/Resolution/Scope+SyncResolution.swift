@@ -1,3 +1,5 @@
+import CStimpakAtomics
+
 /// The synchronous locked path from a registration to its instance: the slot's states, and what this thread
 /// does in each. The steps that do not block are the creation core's (Scope+Creation.swift).
 extension Scope {
@@ -133,10 +135,16 @@ extension Scope {
                     } catch {}
                 }
                 registry.lock.release(locked)
-                // A main-actor factory that an `await` runs on this thread, with its registration on the path,
-                // resolves it again: a cycle, as on the main actor's own synchronous path.
+                // Resolved again by its own creation: a main-actor factory that an `await` runs on this thread,
+                // with its registration on the path, or, with nothing on the path, an `async` factory or a
+                // decorator in the task making it. A cycle, which awaiting would turn into a wait for itself. (A
+                // synchronous factory or callback of another service on the path, in that task, gets
+                // `requiresAwait`: a `resolved` callback is deferred until the instance is made.)
                 if ResolutionContext.isOnPath(resolver) {
                     throw ResolutionContext.current.pathError(.dependencyCycle, resolver)
+                }
+                if stimpak_thread_get().pointee.depth == 0, let node = AsyncNode.current, node.isMaking(creation) {
+                    throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
                 }
                 throw requiresAwait(resolver)
             case .creating, .initializing:
