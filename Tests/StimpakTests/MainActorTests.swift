@@ -85,11 +85,13 @@ import StimpakMainActorFixture
 
     @Test("a main-actor singleton whose factory requires itself is a cycle, made by an await as on the main actor")
     func selfRequireThroughAnAwait() async throws {
+        let runs = Counter()
         @Sendable func makeContainer() -> Container {
             let container = Container()
             container.register(
                 MainActorLoop.self, reuse: .singleton,
                 onMainActor: { (scope: Scope) in
+                    runs.increment()
                     _ = try scope.requireSynchronously(MainActorLoop.self)
                     return MainActorLoop()
                 })
@@ -117,9 +119,10 @@ import StimpakMainActorFixture
         }
         #expect(onTheMainActor?.code == .dependencyCycle)
         #expect(onTheMainActor?.pathDescription == "MainActorLoop → MainActorLoop")
-        // Not made, and not left marked: a later resolve runs the factory again.
+        // Not made, and not left marked: a later resolve runs the factory again (the first container's second run).
         let again = await Task.detached { try? await container.require(MainActorLoop.self) }.value
         #expect(again == nil)
+        #expect(runs.value == 3, "twice for the first container, once on the main actor for the second")
     }
 
     @Test("a main-actor .graph parent made by an await leaves nothing of its graph on the main thread")

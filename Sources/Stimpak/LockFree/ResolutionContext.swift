@@ -167,15 +167,6 @@ final class ResolutionContext {
         return nil
     }
 
-    /// Whether `registration` is on this thread's path: its factory runs below. Answered without the context
-    /// when the path is empty.
-    static func isOnPath(_ registration: AnyObject) -> Bool {
-        let state = stimpak_thread_get()
-        guard state.pointee.depth != 0, let path = state.pointee.path else { return false }
-        let bits = UnsafeRawPointer(Unmanaged.passUnretained(registration).toOpaque())
-        return (0..<Int(state.pointee.depth)).contains { path[$0] == bits }
-    }
-
     /// Pushes `registration`, whose factory or callback runs for `scope`, unless that would close a cycle or nest
     /// too deep.
     @inlinable @inline(__always)

@@ -135,16 +135,17 @@ extension Scope {
                     } catch {}
                 }
                 registry.lock.release(locked)
-                // Resolved again by its own creation: a main-actor factory that an `await` runs on this thread,
-                // with its registration on the path, or, with nothing on the path, an `async` factory or a
-                // decorator in the task making it. A cycle, which awaiting would turn into a wait for itself. (A
-                // synchronous factory or callback of another service on the path, in that task, gets
-                // `requiresAwait`: a `resolved` callback is deferred until the instance is made.)
-                if ResolutionContext.isOnPath(resolver) {
-                    throw ResolutionContext.current.pathError(.dependencyCycle, resolver)
-                }
-                if stimpak_thread_get().pointee.depth == 0, let node = AsyncNode.current, node.isMaking(creation) {
-                    throw AsyncNode.pathError(.dependencyCycle, resolver.serviceKey, node: node)
+                // Resolved again by its own creation, in the task whose chain makes it: from its `async` factory
+                // or a decorator (nothing on the thread's path), or from a main-actor factory that an `await` runs on
+                // this thread (its own node's registration alone on the path). A cycle, which awaiting would turn
+                // into a wait for itself; reported with the chain's path and no reuse, so never deferred. A factory
+                // or callback of another service on the path gets `requiresAwait`: a `resolved` callback is then
+                // deferred until the instance is made.
+                if let node = AsyncNode.current, node.isMaking(creation) {
+                    let depth = stimpak_thread_get().pointee.depth
+                    if depth == 0 || (depth == 1 && ResolutionContext.current.outermostRegistration === node.registration) {
+                        throw failure(.dependencyCycle, resolver.serviceKey)
+                    }
                 }
                 throw requiresAwait(resolver)
             case .creating, .initializing:
