@@ -184,8 +184,8 @@ extension Scope {
     }
 
     /// The factory's instance wrapped by the registration's decorators; the layers under the outermost that dispose
-    /// themselves go to `layers`. The creation's observer timing ends, and so does its node, which the caller's
-    /// ``SlotClaim/abandon(failing:)`` ends when this throws.
+    /// themselves go to `layers`. Ends the creation's node, which the caller's ``SlotClaim/abandon(failing:)`` ends
+    /// when this throws.
     @usableFromInline
     func decorated<Service, Args>(
         _ made: Service, of resolver: ServiceResolver<Service, Args>, decorators: [Decorator<Service>]?,
@@ -195,20 +195,21 @@ extension Scope {
         if let decorators {
             instance = try Self.decorate(made, of: resolver, with: decorators, in: claim.owner, layers: &layers)
         }
-        claim.owner.reportCreation(of: resolver, since: claim.start)
         claim.node.finish()
         return instance
     }
 
-    /// Keeps and publishes the claimed slot's instance (``commit(_:layers:of:at:by:onResolved:onDispose:)``, which
-    /// settles the slot whatever happens) and returns the callbacks that waited for it, for the caller to run; on a
-    /// failure, drops them.
+    /// Reports the creation to the observer, keeps and publishes the claimed slot's instance
+    /// (``commit(_:layers:of:at:by:onResolved:onDispose:)``, which settles the slot whatever happens) and returns the
+    /// callbacks that waited for it, for the caller to run; on a failure, drops them.
     @usableFromInline
     func commit<Service, Args>(
         _ instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>,
         claimed claim: SlotClaim, onResolved: (@Sendable (Scope, Service) throws -> Void)?,
         onDispose: DisposeHook<Service>?
     ) throws(ResolutionError) -> [AwaitingCallback] {
+        // Outside the node's binding, as a transient's creation is reported.
+        claim.owner.reportCreation(of: resolver, since: claim.start)
         let creation = claim.creation
         do {
             _ = try claim.owner.commit(
