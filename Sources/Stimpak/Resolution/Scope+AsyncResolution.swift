@@ -123,8 +123,7 @@ extension Scope {
         otherwise found: inout AwaitablePlace?
     ) throws(ResolutionError) -> UncreatedClaim<Service, Args>? {
         var locked = registry.lock.acquire()
-        guard !isDisposedValue, registry.generation == generation, registry.observedWord.loadRelaxed() == 0,
-            resolver.reuse.kind != .transient, resolver.reuse.kind != .graph, let factory = resolver.asyncFactory
+        guard isUnchanged(since: generation, locked), resolver.reuse.kind != .transient, resolver.reuse.kind != .graph, let factory = resolver.asyncFactory
         else {
             registry.lock.release(locked)
             return nil
@@ -139,7 +138,7 @@ extension Scope {
         locked = held.locked
         let place = held.value
         // Checked again: finding a `.scopedTo` owner, or a slot by a comparator, releases the lock meanwhile.
-        guard !isDisposedValue, registry.generation == generation, registry.observedWord.loadRelaxed() == 0 else {
+        guard isUnchanged(since: generation, locked) else {
             registry.lock.release(locked)
             return nil
         }
@@ -154,6 +153,13 @@ extension Scope {
         return UncreatedClaim(
             slot: try claim(place, of: resolver, parent: parent, locked), factory: factory, decorators: decorators,
             onResolved: onResolved, onDispose: onDispose)
+    }
+
+    /// Whether what the lock-free path found in the table of `generation` still holds for a creation from it: this
+    /// scope open, no registration changed since, no observer to tell of the resolve.
+    @inline(__always)
+    private func isUnchanged(since generation: Int, _ locked: borrowing Locked) -> Bool {
+        !isDisposedValue && registry.generation == generation && registry.observedWord.loadRelaxed() == 0
     }
 
     /// Marks the empty slot at `place` with a new creation by this task, and releases the lock: the claim that the
