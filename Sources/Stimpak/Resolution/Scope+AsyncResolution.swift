@@ -60,8 +60,10 @@ extension Scope {
     ///
     /// Inlined into the caller, so that it is specialized: an unspecialized `async` function allocates each of its
     /// values of `Service` and `Args` from the task's allocator, and the generic form of `withValue` its frames.
-    /// What does not suspend (the claim, the decorators, the commit) is a synchronous call.
-    @inlinable
+    /// Always inlined: a frame of its own costs a task-allocator block and an executor check at its entry, and
+    /// makes the caller's frame larger even when the instance is cached. What does not suspend (the claim, the
+    /// decorators, the commit) is a synchronous call.
+    @inlinable @inline(__always)
     func resolveUncreatedAwaiting<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ arguments: Args, generation: Int
     ) async throws -> Service {
