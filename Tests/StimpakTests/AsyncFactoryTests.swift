@@ -355,6 +355,29 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         await request.dispose()
     }
 
+    @Test("a transient async factory that resolves its own service synchronously: a cycle, not requiresAwait")
+    func synchronousSelfResolveInAnAsyncTransientIsACycle() async throws {
+        let container = Container()
+        let runs = Counter()
+        container.register(AsyncService.self) { (scope: Scope) async throws in
+            runs.increment()
+            _ = try scope.requireSynchronously(AsyncService.self)
+            return AsyncService(serial: 1)
+        }
+        // Another async transient, resolved synchronously from the factory: not on the chain, so awaiting it is the fix.
+        container.register(Foo.self) { (scope: Scope) async throws in
+            _ = try scope.requireSynchronously(AsyncService.self)
+            return Foo()
+        }
+        let error = await #expect(throws: ResolutionError.self) { try await container.require(AsyncService.self) }
+        #expect(error?.code == .dependencyCycle, "awaiting it would make it again, forever")
+        #expect(error?.pathDescription == "AsyncService → AsyncService")
+        #expect(runs.value == 1)
+        let other = await #expect(throws: ResolutionError.self) { try await container.require(Foo.self) }
+        #expect(other?.code == .requiresAwait)
+        #expect(runs.value == 1)
+    }
+
     @Test("a cycle split across two tasks, each awaiting the other's creation, is found instead of hanging")
     func cycleAcrossTasks() async throws {
         let container = Container()

@@ -45,14 +45,35 @@ extension Scope {
     }
 
     /// Throws `requiresAwait`, with the lock released, when `resolver`'s factory is `async` (or must run on
-    /// the main actor, and this is not it).
+    /// the main actor, and this is not it); `dependencyCycle` for a transient that the task's chain makes already
+    /// (``isMadeByThisTask(_:)``), which awaiting would make again, without end.
     @inline(__always)
     private func refuseAsyncFactory<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ locked: consuming Locked
     ) throws(ResolutionError) -> Locked {
         guard resolver.requiresAwaitHere else { return locked }
         registry.lock.release(locked)
+        if resolver.reuse.kind == .transient, Self.isMadeByThisTask(resolver) {
+            throw failure(.dependencyCycle, resolver.serviceKey)
+        }
         throw requiresAwait(resolver)
+    }
+
+    /// Whether this synchronous resolve of `registration` runs in its own creation, in the task whose chain makes
+    /// it: from its `async` factory or a decorator (nothing on the thread's path), or from a main-actor factory that
+    /// an `await` runs on this thread (its own node's registration alone on the path). A factory or callback of
+    /// another service on the path is not counted: a `resolved` callback that gets `requiresAwait` is deferred
+    /// until the instance it needs is made.
+    static func isMadeByThisTask(_ registration: AnyObject) -> Bool {
+        guard let node = AsyncNode.current, node.contains(registration) else { return false }
+        return isOnlyItsOwnFactoryOnThePath(node)
+    }
+
+    /// Whether the thread's path is empty, or holds only `node`'s registration (a main-actor factory that an
+    /// `await` runs on this thread).
+    static func isOnlyItsOwnFactoryOnThePath(_ node: AsyncNode) -> Bool {
+        let depth = stimpak_thread_get().pointee.depth
+        return depth == 0 || (depth == 1 && ResolutionContext.current.outermostRegistration === node.registration)
     }
 
     /// Returns the `.graph` instance this outermost resolution already made, or makes it and keeps it for
@@ -141,11 +162,8 @@ extension Scope {
                 // into a wait for itself; reported with the chain's path and no reuse, so never deferred. A factory
                 // or callback of another service on the path gets `requiresAwait`: a `resolved` callback is then
                 // deferred until the instance is made.
-                if let node = AsyncNode.current, node.isMaking(creation) {
-                    let depth = stimpak_thread_get().pointee.depth
-                    if depth == 0 || (depth == 1 && ResolutionContext.current.outermostRegistration === node.registration) {
-                        throw failure(.dependencyCycle, resolver.serviceKey)
-                    }
+                if let node = AsyncNode.current, node.isMaking(creation), Self.isOnlyItsOwnFactoryOnThePath(node) {
+                    throw failure(.dependencyCycle, resolver.serviceKey)
                 }
                 throw requiresAwait(resolver)
             case .creating, .initializing:
