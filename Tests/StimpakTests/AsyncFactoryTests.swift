@@ -376,6 +376,16 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         let other = await #expect(throws: ResolutionError.self) { try await container.require(Foo.self) }
         #expect(other?.code == .requiresAwait)
         #expect(runs.value == 1)
+
+        let decorated = Container()
+        decorated.register(AsyncService.self) { () async in AsyncService(serial: 2) }
+        decorated.decorate(AsyncService.self) { scope, inner in
+            _ = try scope.requireSynchronously(AsyncService.self)
+            return inner
+        }
+        let decoratorError = await #expect(throws: ResolutionError.self) { try await decorated.require(AsyncService.self) }
+        #expect(decoratorError?.code == .dependencyCycle)
+        #expect(decoratorError?.pathDescription == "AsyncService → AsyncService")
     }
 
     @Test("a cycle split across two tasks, each awaiting the other's creation, is found instead of hanging")
