@@ -1,10 +1,15 @@
 /// An `async` creation of a reused instance under way: the tasks awaiting it (suspended, no blocked thread),
-/// and what its creator waits for, to see a cycle across tasks before it deadlocks.
-final class AsyncCreation: @unchecked Sendable {
-    // `box`, `callbackContext`, `failure`, `suspended` and `isFinished` are guarded by the lock of the container
+/// and what its creator waits for, to see a cycle across tasks before it deadlocks. A reused instance's is its
+/// creator's ``AsyncNode`` itself (one allocation for both); a `.graph` instance's is an object of its own.
+@usableFromInline
+class AsyncCreation: @unchecked Sendable {
+    // `box`, `callbackContext`, `failure`, `suspended` and `hasEnded` are guarded by the lock of the container
     // whose slot the creation fills; so are `awaitingCallback` and `deferredUntilMade` until the creation
     // finishes, and from then on they are its creator's alone (``takeCallbacks()``). `waitingOn` is guarded by
     // `AsyncCreation.waitLock`; `serviceKey` never changes.
+    /// ``AsyncNode``'s word (see ``AsyncNode/isFinished``), unused by a creation that is no node: the first stored
+    /// property, so that its address is the start of the object's stored properties.
+    final var nodeWord: UInt = 0
     /// The service being made.
     let serviceKey: ServiceKey
     /// The tasks awaiting the creation, made by the first of them: most creations have none, and the object and
@@ -12,7 +17,7 @@ final class AsyncCreation: @unchecked Sendable {
     private var suspended: SuspendedTasks?
     /// Whether the creation has finished: a task that finds it by another way than its slot (a `.graph`
     /// chain's claim) then waits for nothing, and a callback is no longer kept (``deferUntilMade(_:_:)``).
-    private var isFinished = false
+    private var hasEnded = false
     /// The instance, while its `resolved` callback runs on `callbackContext`'s thread.
     var box: AnyObject?
     var callbackContext: ResolutionContext?
@@ -39,7 +44,7 @@ final class AsyncCreation: @unchecked Sendable {
     /// The tasks awaiting the creation, for one more to join, or nil when it has finished. Under the lock: its
     /// creator takes them when it finishes.
     func waiters(_ locked: borrowing Locked) -> SuspendedTasks? {
-        if isFinished { return nil }
+        if hasEnded { return nil }
         if let suspended { return suspended }
         let made = SuspendedTasks()
         suspended = made
@@ -53,7 +58,7 @@ final class AsyncCreation: @unchecked Sendable {
         self.failure = failure
         box = nil
         callbackContext = nil
-        isFinished = true
+        hasEnded = true
         return suspended.take()
     }
 
@@ -92,7 +97,7 @@ final class AsyncCreation: @unchecked Sendable {
     /// Keeps `callback` to run once the instance is made; false when the creation has finished (made, or
     /// failed): the callback then finds the instance made, or never made.
     func deferUntilMade(_ callback: AwaitingCallback, _ locked: borrowing Locked) -> Bool {
-        guard !isFinished else { return false }
+        guard !hasEnded else { return false }
         deferredUntilMade.append(callback)
         return true
     }

@@ -1,11 +1,12 @@
 import CStimpakAtomics
 
 /// One `async` factory running: its registration, the scope it runs for, the creation it fills (nil for a
-/// transient), and the node of the factory that resolved it. The chain is a task's async resolution path; child
-/// tasks inherit it (a task-local value), so a child that resolves what its parent is making is a cycle, not a
-/// deadlock, and the objects a child makes for the factory resolve their property wrappers from its scope.
+/// transient; for a reused instance, the node itself, which marks the slot), and the node of the factory that
+/// resolved it. The chain is a task's async resolution path; child tasks inherit it (a task-local value), so a
+/// child that resolves what its parent is making is a cycle, not a deadlock, and the objects a child makes for the
+/// factory resolve their property wrappers from its scope.
 @usableFromInline
-final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `graphLock`; the rest never changes
+final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` is guarded by `graphLock`; the node's own fields never change
     /// The innermost async factory running in this task, or nil.
     static var current: AsyncNode? {
         guard let node = innermost, !node.isFinished else { return nil }
@@ -20,14 +21,16 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
     /// the resolve's caller, too: the binding is reachable from there).
     @usableFromInline static let innermostBinding = TaskLocal<AsyncNode?>(wrappedValue: nil)
 
-    /// Atomic, through ``wordAddress`` only: bit 0 set once the factory has returned or thrown (``finish()``), read
-    /// by any task that holds the node; bit 1 set, under `graphLock`, once an outermost node has made its graph.
-    /// The first stored property, in the node's own allocation.
-    private var word: UInt = 0
+    // ``AsyncCreation/nodeWord``, atomic, through ``wordAddress`` only: bit 0 set once the factory has returned or
+    // thrown (``finish()``), read by any task that holds the node; bit 1 set, under `graphLock`, once an outermost
+    // node has made its graph.
     let registration: any Registration
     /// The scope the factory runs for: the property wrappers of what it makes resolve from it.
     let scope: Scope
-    let creation: AsyncCreation?
+    /// Whether the node is the creation of the slot it fills (a reused instance's).
+    private let marksSlot: Bool
+    /// The creation of a `.graph` instance, claimed in the chain's graph, which the node fills.
+    private let graphCreation: AsyncCreation?
     let parent: AsyncNode?
     let depth: Int
     /// The chain's outermost node, which keeps its graph; nil for that node itself.
@@ -39,22 +42,33 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
     /// factory that made a graph returns.
     private static let graphLock = Lock()
 
-    init(registration: any Registration, scope: Scope, creation: AsyncCreation?, parent: AsyncNode?) {
+    /// A node for `registration`'s factory, run for `scope` below `parent`: the creation of the slot it fills when
+    /// `marksSlot`, else of `graphCreation` (a `.graph` instance's), else of none (a transient's).
+    init(
+        registration: any Registration, scope: Scope, marksSlot: Bool = false, graphCreation: AsyncCreation? = nil,
+        parent: AsyncNode?
+    ) {
         self.registration = registration
         self.scope = scope
-        self.creation = creation
+        self.marksSlot = marksSlot
+        self.graphCreation = graphCreation
         self.parent = parent
         self.depth = (parent?.depth ?? 0) + 1
         self.outermost = parent.map { $0.outermost ?? $0 }
+        super.init(serviceKey: registration.serviceKey)
         assert(
-            withUnsafeMutablePointer(to: &word) { UnsafeMutableRawPointer($0) } == UnsafeMutableRawPointer(wordAddress),
-            "AsyncNode.word must be its first stored property")
+            withUnsafeMutablePointer(to: &nodeWord) { UnsafeMutableRawPointer($0) }
+                == UnsafeMutableRawPointer(wordAddress),
+            "AsyncCreation.nodeWord must be the first stored property")
         // Through the atomic accessor, as every later access is: a plain store to a property that Swift code never
         // reads is one the optimizer may drop.
         stimpak_store_relaxed(wordAddress, 0)
     }
 
-    /// ``word``'s address: the start of the node's stored properties.
+    /// The creation the node fills: itself (a reused instance's), a `.graph` instance's, or none (a transient's).
+    var creation: AsyncCreation? { marksSlot ? self : graphCreation }
+
+    /// ``AsyncCreation/nodeWord``'s address: the start of the object's stored properties.
     private var wordAddress: UnsafeMutablePointer<UInt> {
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt.self)
     }
@@ -89,7 +103,7 @@ final class AsyncNode: @unchecked Sendable {  // `graphStorage` is guarded by `g
         }
     }
 
-    /// Sets `bits` in ``word``; returns the bits before.
+    /// Sets `bits` in ``AsyncCreation/nodeWord``; returns the bits before.
     private func setBits(_ bits: UInt) -> UInt {
         var expected = stimpak_load(wordAddress)
         while stimpak_compare_exchange(wordAddress, &expected, expected | bits) == 0 {}

@@ -182,11 +182,10 @@ extension Scope {
                 throw AsyncNode.pathError(code, resolver.serviceKey, node: parent)
             }
         }
-        let creation = AsyncCreation(serviceKey: resolver.serviceKey)
-        place.slot.state = .creatingAsync(creation)
-        let claim = SlotClaim(
-            node: AsyncNode(registration: resolver, scope: place.owner, creation: creation, parent: parent),
-            place: place, start: creationStart())
+        // The node is the creation that marks the slot.
+        let node = AsyncNode(registration: resolver, scope: place.owner, marksSlot: true, parent: parent)
+        place.slot.state = .creatingAsync(node)
+        let claim = SlotClaim(node: node, place: place, start: creationStart())
         registry.lock.release(locked)
         return claim
     }
@@ -394,7 +393,7 @@ extension Scope {
             registry.lock.release(locked)
             var layers: [InstanceDisposal]?
             let instance = try await make(
-                resolver, factory, arguments, in: self, creation: nil, node: node, decorators: decorators, layers: &layers)
+                resolver, factory, arguments, in: self, graphCreation: nil, node: node, decorators: decorators, layers: &layers)
             return try handOut(transient: instance, layers: layers, of: resolver, onResolved: onResolved)
         case .graph:
             let onResolved = resolver.onResolved
@@ -408,7 +407,7 @@ extension Scope {
                 // disposed, nor are its layers.
                 var layers: [InstanceDisposal]?
                 instance = try await make(
-                    resolver, factory, arguments, in: self, creation: nil, node: nil, decorators: decorators,
+                    resolver, factory, arguments, in: self, graphCreation: nil, node: nil, decorators: decorators,
                     layers: &layers)
             }
             if let onResolved { try runCallback(onResolved, of: resolver, self, instance, context: .current) }
@@ -456,7 +455,7 @@ extension Scope {
                 var layers: [InstanceDisposal]?
                 do {
                     instance = try await make(
-                        resolver, factory, arguments, in: self, creation: creation, node: node, decorators: decorators,
+                        resolver, factory, arguments, in: self, graphCreation: creation, node: node, decorators: decorators,
                         layers: &layers)
                 } catch {
                     let waiters = registry.lock.withLock { locked in
@@ -570,7 +569,7 @@ extension Scope {
     @inline(__always)
     private nonisolated(nonsending) func make<Service, Args>(
         _ resolver: ServiceResolver<Service, Args>, _ factory: @escaping (Scope, Args) async throws -> Service,
-        _ arguments: Args, in scope: Scope, creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?,
+        _ arguments: Args, in scope: Scope, graphCreation creation: AsyncCreation?, node: AsyncNode?, decorators: [Decorator<Service>]?,
         layers: inout [InstanceDisposal]?
     ) async throws -> Service {
         if let node {
@@ -579,7 +578,7 @@ extension Scope {
                 throw AsyncNode.pathError(.resolutionTooDeep, resolver.serviceKey, node: node)
             }
         }
-        let entered = AsyncNode(registration: resolver, scope: scope, creation: creation, parent: node)
+        let entered = AsyncNode(registration: resolver, scope: scope, graphCreation: creation, parent: node)
         defer { entered.finish() }
         let start = creationStart()
         do {
@@ -616,8 +615,8 @@ struct SlotClaim {
     /// The scope whose cache keeps the instance: the factory runs for it.
     @usableFromInline var owner: Scope { place.owner }
 
-    /// The creation that marks the slot.
-    var creation: AsyncCreation { node.creation.unsafelyUnwrapped }
+    /// The creation that marks the slot: the node.
+    var creation: AsyncCreation { node }
 
     /// Ends the creation that failed with `error`, which the factory or a decorator threw: ends the node, settles
     /// the slot and wakes its waiters, who share the failure (not a cancellation: one of them makes the instance
