@@ -143,31 +143,34 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(try await container.require(Person.self, ("Ada", "Lovelace")).first == "Ada")
     }
 
-    @Test("a cancelled waiter stops waiting; the creation goes on for the others")
-    func cancelledWaiter() async throws {
+    @Test("a cancelled waiter stops waiting; the creation goes on for the others", arguments: AsyncPlacement.allCases)
+    func cancelledWaiter(_ placement: AsyncPlacement) async throws {
         let container = Container()
         let gate = AsyncGate()
         let started = AsyncGate()
         let counter = AsyncCounter()
-        container.register(AsyncService.self, reuse: .singleton) {
+        container.register(AsyncService.self, reuse: placement.reuse) {
             await started.open()
             await gate.wait()
             return AsyncService(serial: await counter.increment())
         }
-        let creator = Task { try await container.require(AsyncService.self) }
+        let scope = placement.scope(in: container)
+        let creator = Task { try await scope.require(AsyncService.self) }
         await started.wait()
-        let waiter = Task { try await container.require(AsyncService.self) }
+        let waiter = Task { try await scope.require(AsyncService.self) }
         try await Task.sleep(nanoseconds: 10_000_000)
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         await gate.open()
         #expect(try await creator.value.serial == 1)
-        #expect(try await container.require(AsyncService.self).serial == 1)
+        #expect(try await scope.require(AsyncService.self).serial == 1)
         #expect(await counter.value == 1)
     }
 
-    @Test("20 tasks waiting on a creation that fails share its failure; the next resolve tries once more")
-    func waitersShareAFailedCreation() async throws {
+    @Test(
+        "20 tasks waiting on a creation that fails share its failure; the next resolve tries once more",
+        arguments: AsyncPlacement.allCases)
+    func waitersShareAFailedCreation(_ placement: AsyncPlacement) async throws {
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
         // One thread: a task runs until it suspends, so the factory fails only once every waiter awaits it.
         let executor = ThreadPoolExecutor(threads: 1)
@@ -176,20 +179,21 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         let attempts = Counter()
         let started = AsyncLatch(count: 1)
         let waiting = AsyncLatch(count: 20)
-        container.register(AsyncService.self, reuse: .singleton) { () async throws -> AsyncService in
+        container.register(AsyncService.self, reuse: placement.reuse) { () async throws -> AsyncService in
             if attempts.next() == 1 {
                 started.arrive()
                 await waiting.wait()
             }
             throw Boom()
         }
-        let creator = Task(executorPreference: executor) { try await container.require(AsyncService.self) }
+        let scope = placement.scope(in: container)
+        let creator = Task(executorPreference: executor) { try await scope.require(AsyncService.self) }
         await started.wait()
         let waiters = (0..<20).map { _ in
             Task(executorPreference: executor) { () async throws -> AsyncService in
                 // The last arrival wakes the factory, which runs once this task has suspended in the resolve.
                 waiting.arrive()
-                return try await container.require(AsyncService.self)
+                return try await scope.require(AsyncService.self)
             }
         }
         let failure = await #expect(throws: ResolutionError.self) { try await creator.value }
@@ -204,7 +208,7 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         }
         #expect(attempts.value == 1, "the waiters do not run the factory again")
         #expect(shared == 20)
-        await #expect(throws: ResolutionError.self) { try await container.require(AsyncService.self) }
+        await #expect(throws: ResolutionError.self) { try await scope.require(AsyncService.self) }
         #expect(attempts.value == 2, "the next resolve tries again, once")
     }
 
@@ -264,12 +268,14 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(shared.value == 50)
     }
 
-    @Test("a cancelled creator's CancellationError reaches it; the next resolver makes the instance")
-    func cancelledCreatorRetries() async throws {
+    @Test(
+        "a cancelled creator's CancellationError reaches it; the next resolver makes the instance",
+        arguments: AsyncPlacement.allCases)
+    func cancelledCreatorRetries(_ placement: AsyncPlacement) async throws {
         let container = Container()
         let started = AsyncGate()
         let attempts = AsyncCounter()
-        container.register(AsyncService.self, reuse: .singleton) {
+        container.register(AsyncService.self, reuse: placement.reuse) {
             let attempt = await attempts.increment()
             if attempt == 1 {
                 await started.open()
@@ -277,11 +283,48 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
             }
             return AsyncService(serial: attempt)
         }
-        let creator = Task { try await container.require(AsyncService.self) }
+        let scope = placement.scope(in: container)
+        let creator = Task { try await scope.require(AsyncService.self) }
         await started.wait()
         creator.cancel()
         await #expect(throws: CancellationError.self) { try await creator.value }
-        #expect(try await container.require(AsyncService.self).serial == 2)
+        #expect(try await scope.require(AsyncService.self).serial == 2)
+    }
+
+    @Test("100 tasks awaiting a request scope's async instance: one creation; a synchronous resolve meanwhile says to await it")
+    func requestScopeInstanceAwaitedByManyTasks() async throws {
+        let container = Container()
+        let log = EventLog()
+        let started = AsyncGate()
+        let release = AsyncGate()
+        let attempts = AsyncCounter()
+        container.register(DisposableAsync.self, reuse: .inScope) {
+            if await attempts.increment() == 1 {
+                await started.open()
+                await release.wait()
+            }
+            return DisposableAsync(log: log)
+        }
+        let request = container.openScope()
+        let creator = Task { try await request.require(DisposableAsync.self) }
+        await started.wait()
+        // While the creator's mark is in the scope's table: a synchronous resolve refuses to wait for it.
+        let refused = #expect(throws: ResolutionError.self) { try request.requireSynchronously(DisposableAsync.self) }
+        #expect(refused?.code == .requiresAwait)
+        let waiters = (0..<100).map { _ in Task { try await request.require(DisposableAsync.self) } }
+        try await Task.sleep(nanoseconds: 10_000_000)
+        await release.open()
+        let made = try await creator.value
+        for waiter in waiters { #expect(try await waiter.value === made) }
+        #expect(try request.requireSynchronously(DisposableAsync.self) === made)
+        #expect(await attempts.value == 1)
+        // Another request scope makes its own.
+        let other = container.openScope()
+        #expect(try await other.require(DisposableAsync.self) !== made)
+        await request.dispose()
+        #expect(log.events == ["disposed"], "disposed once, with its scope")
+        await other.dispose()
+        #expect(log.events == ["disposed", "disposed"])
     }
 
     @Test("a cycle of async factories is found with its path")
@@ -707,4 +750,19 @@ final class KeyGate: @unchecked Sendable {  // `isArmed` is guarded by `lock`
         reached.fire()
         letGo.wait(seconds: Signal.holdLimit)
     }
+}
+
+/// Where a test's async instance is cached: a singleton, in the root's slot; or an `.inScope` instance of a
+/// request scope, in the scope's table entry, which its creation marks.
+enum AsyncPlacement: CaseIterable, Sendable, CustomTestStringConvertible {
+    case rootSlot, requestTableEntry
+
+    var reuse: Reuse { self == .rootSlot ? .singleton : .inScope }
+
+    /// The scope the test resolves from: the root, or a new request scope.
+    func scope(in container: Container) -> Scope {
+        self == .rootSlot ? container.root : container.openScope()
+    }
+
+    var testDescription: String { self == .rootSlot ? "a singleton" : "a request scope's .inScope instance" }
 }

@@ -135,6 +135,18 @@ extension Scope {
         locked = try refuseCaptive(resolver, node: parent, locked)
         let owner = try cacheOwner(of: resolver, registeredIn: nil, locked)
         locked = owner.locked
+        // A request scope's own instance, not made yet: its table entry is marked with the creation's node, as a
+        // synchronous creation marks it with its thread's context (no slot unless another resolve needs one).
+        if owner.value === self, keepsInTableAwaiting(resolver, locked), cache(for: resolver.index, locked) == nil {
+            guard isUnchanged(since: generation, locked) else {
+                registry.lock.release(locked)
+                return nil
+            }
+            let (decorators, onDispose) = (resolver.decoratorsIfAny, resolver.onDispose)
+            return UncreatedClaim(
+                slot: try claimTableEntry(of: resolver, parent: parent, locked), factory: factory,
+                decorators: decorators, onResolved: nil, onDispose: onDispose)
+        }
         let held = try cachePlace(
             of: resolver, arguments, owner: owner.value, registeredIn: nil, localsIndex: 0, locked)
         locked = held.locked
@@ -173,21 +185,42 @@ extension Scope {
         _ place: CachePlace, of resolver: ServiceResolver<Service, Args>, parent: AsyncNode?,
         _ locked: consuming Locked
     ) throws(ResolutionError) -> SlotClaim {
-        if let parent {
-            let code: ResolutionError.Code? =
-                parent.contains(resolver)
-                ? .dependencyCycle : parent.depth >= ResolutionError.maximumDepth ? .resolutionTooDeep : nil
-            if let code {
-                registry.lock.release(locked)
-                throw AsyncNode.pathError(code, resolver.serviceKey, node: parent)
-            }
-        }
+        locked = try refuseEntering(resolver, below: parent, locked)
         // The node is the creation that marks the slot.
         let node = AsyncNode(registration: resolver, scope: place.owner, marksSlot: true, parent: parent)
         place.slot.state = .creatingAsync(node)
-        let claim = SlotClaim(node: node, place: place, start: creationStart())
+        let claim = SlotClaim(node: node, marked: .slot(place), start: creationStart())
         registry.lock.release(locked)
         return claim
+    }
+
+    /// Marks this child scope's empty table entry of `resolver`'s instance with a new creation by this task (its
+    /// node), and releases the lock: the claim that the creation ends. A resolve that finds the mark makes a slot of
+    /// it (``inflatedSlot(_:of:_:)``), which waits for the creation, and which the creation settles. Throws as
+    /// ``claim(_:of:parent:_:)`` does, before the entry is marked.
+    private func claimTableEntry<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, parent: AsyncNode?, _ locked: consuming Locked
+    ) throws(ResolutionError) -> SlotClaim {
+        locked = try refuseEntering(resolver, below: parent, locked)
+        let node = AsyncNode(registration: resolver, scope: self, marksSlot: true, parent: parent)
+        setCache(node, for: resolver.index, locked)
+        let claim = SlotClaim(node: node, marked: .tableEntry(self, resolver.index), start: creationStart())
+        registry.lock.release(locked)
+        return claim
+    }
+
+    /// Throws, with the lock released, when `parent`'s chain makes `resolver` already (a cycle) or is too deep.
+    @inline(__always)
+    private func refuseEntering<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, below parent: AsyncNode?, _ locked: consuming Locked
+    ) throws(ResolutionError) -> Locked {
+        guard let parent else { return locked }
+        let code: ResolutionError.Code? =
+            parent.contains(resolver)
+            ? .dependencyCycle : parent.depth >= ResolutionError.maximumDepth ? .resolutionTooDeep : nil
+        guard let code else { return locked }
+        registry.lock.release(locked)
+        throw AsyncNode.pathError(code, resolver.serviceKey, node: parent)
     }
 
     /// The factory's instance wrapped by the registration's decorators; the layers under the outermost that dispose
@@ -217,11 +250,16 @@ extension Scope {
     ) throws(ResolutionError) -> [AwaitingCallback] {
         // Outside the node's binding, as a transient's creation is reported.
         claim.owner.reportCreation(of: resolver, since: claim.start)
-        let creation = claim.creation
+        let creation = claim.node
         do {
-            _ = try claim.owner.commit(
-                instance, layers: layers, of: resolver, at: claim.place, by: .task(creation), onResolved: onResolved,
-                onDispose: onDispose)
+            switch claim.marked {
+            case .slot(let place):
+                _ = try place.owner.commit(
+                    instance, layers: layers, of: resolver, at: place, by: .task(creation), onResolved: onResolved,
+                    onDispose: onDispose)
+            case .tableEntry(let owner, let index):
+                try owner.keep(made: instance, layers: layers, of: resolver, at: index, by: creation, onDispose: onDispose)
+            }
         } catch {
             _ = creation.takeCallbacks()
             throw error
@@ -596,37 +634,53 @@ extension Scope {
     }
 }
 
-/// An empty slot claimed for an `async` creation (``Scope/claim(_:of:parent:_:)``): the creation's node, which
-/// holds the registration, the creation that marks the slot and the node of the factory that resolves this one;
-/// the slot's place; when the creation started, for the observer. Not generic, so that an unspecialized `async`
-/// frame holds it without looking its type up. Ended once: committed, or abandoned.
+/// An empty slot, or a child scope's empty table entry, claimed for an `async` creation
+/// (``Scope/claim(_:of:parent:_:)``): the creation's node, which holds the registration, is the creation that
+/// marks it, and links to the node of the factory that resolves this one; what it marks; when the creation
+/// started, for the observer. Not generic, so that an unspecialized `async` frame holds it without looking its
+/// type up. Ended once: committed, or abandoned.
 @usableFromInline
 struct SlotClaim {
+    /// What a claim marks.
+    enum Marked {
+        /// A slot, at its place.
+        case slot(CachePlace)
+        /// The table entry at an index of a child scope, which keeps the instance as it is.
+        case tableEntry(Scope, Int)
+    }
+
     @usableFromInline let node: AsyncNode
-    let place: CachePlace
+    let marked: Marked
     let start: UInt64
 
-    init(node: AsyncNode, place: CachePlace, start: UInt64) {
+    init(node: AsyncNode, marked: Marked, start: UInt64) {
         self.node = node
-        self.place = place
+        self.marked = marked
         self.start = start
     }
 
     /// The scope whose cache keeps the instance: the factory runs for it.
-    @usableFromInline var owner: Scope { place.owner }
-
-    /// The creation that marks the slot: the node.
-    var creation: AsyncCreation { node }
+    @usableFromInline var owner: Scope {
+        switch marked {
+        case .slot(let place): place.owner
+        case .tableEntry(let owner, _): owner
+        }
+    }
 
     /// Ends the creation that failed with `error`, which the factory or a decorator threw: ends the node, settles
-    /// the slot and wakes its waiters, who share the failure (not a cancellation: one of them makes the instance
-    /// then), and drops the callbacks kept for the instance. Returns the error to throw.
+    /// the slot (or clears the mark) and wakes its waiters, who share the failure (not a cancellation: one of them
+    /// makes the instance then), and drops the callbacks kept for the instance. Returns the error to throw.
     @usableFromInline
     func abandon(failing error: any Error) -> any Error {
         node.finish()
-        let failure = AsyncNode.factoryError(error, creation.serviceKey, node: node.parent)
-        owner.abandon(.slot(place.slot, .task(creation)), failing: failure as? ResolutionError)
-        _ = creation.takeCallbacks()
+        let failure = AsyncNode.factoryError(error, node.serviceKey, node: node.parent)
+        switch marked {
+        case .slot(let place):
+            place.owner.abandon(.slot(place.slot, .task(node)), failing: failure as? ResolutionError)
+        case .tableEntry(let owner, let index):
+            owner.abandon(.tableEntryOfTask(index, node), failing: failure as? ResolutionError)
+        }
+        _ = node.takeCallbacks()
         return failure
     }
 }

@@ -11,6 +11,17 @@ extension Scope {
         registeredIn == nil && parent != nil && resolver.isKeptInTable(locked)
     }
 
+    /// Whether this scope keeps the instance of `resolver`, whose factory is `async`, in its table as it is, when
+    /// an `await` makes it in this scope (``claimUncreated(_:_:generation:otherwise:)``): a child scope, and a
+    /// registration that needs none of a slot's states but `.creatingAsync`, which a resolve that finds the
+    /// creation's mark makes of it (``ServiceRegistration/isKeptInTableAwaiting(_:)``).
+    @inline(__always)
+    func keepsInTableAwaiting<Service, Args>(
+        _ resolver: ServiceResolver<Service, Args>, _ locked: borrowing Locked
+    ) -> Bool {
+        parent != nil && resolver.isKeptInTableAwaiting(locked)
+    }
+
     /// The scope whose cache keeps a reused registration's instances: the one its reuse picks, with the
     /// registering scope of a scope's registration in the root's place.
     func cacheOwner<Service, Args>(

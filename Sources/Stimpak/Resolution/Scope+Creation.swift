@@ -365,7 +365,11 @@ extension Scope {
     func end(_ creation: Creation, failing failure: ResolutionError?, _ locked: borrowing Locked) -> Waiters {
         switch creation {
         case .tableEntry(let index, let context):
-            return Waiters(flight: endMarkedCreation(index, context: context, locked), failure: failure)
+            return Waiters(flight: endMarkedCreation(index, mark: context, locked), failure: failure)
+        case .tableEntryOfTask(let index, let node):
+            // A slot made of the mark is `.creatingAsync`: no thread waits on it, only tasks, on the creation.
+            _ = endMarkedCreation(index, mark: node, locked)
+            return Waiters(tasks: node.finish(failing: failure, locked))
         case .slot(let slot, .thread):
             return Waiters(flight: slot.settle(.empty, locked), failure: failure)
         case .slot(let slot, .task(let asyncCreation)):
@@ -521,6 +525,9 @@ enum Creation {
     /// The owner's table entry at the index, marked with the creating thread's context (see
     /// ``Scope/resolveInTable(_:_:owner:_:)``).
     case tableEntry(Int, ResolutionContext)
+    /// The owner's table entry at the index, marked with the creation of a task (its ``AsyncNode``; see
+    /// ``Scope/claimUncreated(_:_:generation:otherwise:)``).
+    case tableEntryOfTask(Int, AsyncNode)
     /// A slot.
     case slot(Slot, SlotMaker)
 }

@@ -77,13 +77,42 @@ extension Scope {
         return instance
     }
 
-    /// Ends this thread's creation at `index` that failed, or whose scope was disposed: clears its mark, or
-    /// settles the slot a waiting thread made of it, whose flight the caller finishes once the lock is
-    /// released.
-    func endMarkedCreation(_ index: Int, context: ResolutionContext, _ locked: borrowing Locked) -> InFlight? {
+    /// Ends the creation at `index` that failed, or whose scope was disposed, marked with `mark` (this thread's
+    /// context, or a task's ``AsyncNode``): clears its mark, or settles the slot a waiting resolve made of it, whose
+    /// flight the caller finishes once the lock is released.
+    func endMarkedCreation(_ index: Int, mark: AnyObject, _ locked: borrowing Locked) -> InFlight? {
         if let slot = takeInflatedSlot(index, locked) { return slot.settle(.empty, locked) }
-        if cache(for: index, locked) === context { clearCache(for: index, locked) }
+        if cache(for: index, locked) === mark { clearCache(for: index, locked) }
         return nil
+    }
+
+    /// Keeps the instance that `node`'s `async` creation made for the table entry at `index` of this child scope,
+    /// which it marked (``claimUncreated(_:_:generation:otherwise:)``): in the entry, published, as
+    /// ``makeInTable(_:_:owner:onDispose:decorators:context:)`` keeps a synchronous one; or in the slot another
+    /// resolve made of the mark. Then wakes the tasks that await the creation. Throws `scopeDisposed`, having
+    /// ended the creation and disposed the instance, when the scope was disposed meanwhile.
+    func keep<Service, Args>(
+        made instance: Service, layers: [InstanceDisposal]?, of resolver: ServiceResolver<Service, Args>,
+        at index: Int, by node: AsyncNode, onDispose: DisposeHook<Service>?
+    ) throws(ResolutionError) {
+        let box = resolver.cached(instance)
+        let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: onDispose, layers: layers)
+        let locked = try lockAndKeepDisposal(record, of: resolver, ending: .tableEntryOfTask(index, node))
+        if let slot = takeInflatedSlot(index, locked) {
+            // Published only while the slot is the entry. No thread waits on a `.creatingAsync` slot: no flight.
+            _ = store(box, in: slot, of: resolver, publishes: cache(for: index, locked) === slot, locked)
+        } else {
+            // Its factory ran without the lock: the registration may have been taken out of use meanwhile.
+            keep(
+                box, isBox: resolver.cachesInBox, of: resolver, pinned: resolver.isHeldByTables(locked),
+                creation: registry.nextCreation(locked), for: index, locked)
+            if registry.tracksInstances { track(box, of: resolver, locked) }
+        }
+        let tasks = node.finish(failing: nil, locked)
+        registry.lock.release(locked)
+        tasks?.finish()
+        // Made: the callbacks deferred while it was being made can find it now.
+        try ResolutionContext.endLockedPathResolve(failing: false)
     }
 
     /// The slot another thread made of this thread's mark at `index` in this scope's table (see
@@ -110,6 +139,11 @@ extension Scope {
         if let maker = existing as? ResolutionContext {
             slot = Slot()
             slot.state = .creating(maker)
+            registry.inflatedCreations.append((ObjectIdentifier(self), index, slot))
+        } else if let creation = existing as? AsyncNode {
+            // A task's `async` creation (see `claimUncreated`): the slot is awaited as one it marked.
+            slot = Slot()
+            slot.state = .creatingAsync(creation)
             registry.inflatedCreations.append((ObjectIdentifier(self), index, slot))
         } else if let creation = tableEntry(for: index, locked)?.creation, creation != 0 {
             slot = Slot()

@@ -69,6 +69,12 @@ extension ServiceRegistration {
         (reuse.kind == .inScope || reuse.kind == .scopedTo) && ignoresArguments && !hasResolvedCallback && !hasAsyncFactory
     }
 
+    /// Whether a child scope keeps the instance in its table as it is when an `await` makes it (see
+    /// ``Scope/keepsInTableAwaiting(_:_:)``): as ``isKeptInTable(_:)``, for an `async` factory.
+    func isKeptInTableAwaiting(_ locked: borrowing Locked) -> Bool {
+        (reuse.kind == .inScope || reuse.kind == .scopedTo) && ignoresArguments && !hasResolvedCallback && hasAsyncFactory
+    }
+
     /// Whether a synchronous resolve on this thread cannot make an instance: the factory is `async`, or runs
     /// on the main actor and this is not the main thread.
     var requiresAwaitHere: Bool {
