@@ -291,6 +291,79 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(try await scope.require(AsyncService.self).serial == 2)
     }
 
+    @Test("a request scope disposed while tasks await its async instance: each gets scopeDisposed; it is disposed once")
+    func requestScopeDisposedWhileTasksAwaitItsInstance() async throws {
+        let container = Container()
+        let log = EventLog()
+        let started = AsyncGate()
+        let release = AsyncGate()
+        container.register(DisposableAsync.self, reuse: .inScope) {
+            await started.open()
+            await release.wait()
+            return DisposableAsync(log: log)
+        }
+        let request = container.openScope()
+        let creator = Task { try await request.require(DisposableAsync.self) }
+        await started.wait()
+        let waiters = (0..<20).map { _ in Task { try await request.require(DisposableAsync.self) } }
+        try await Task.sleep(nanoseconds: 10_000_000)
+        await request.dispose()
+        await release.open()
+        for task in [creator] + waiters {
+            let error = await #expect(throws: ResolutionError.self) { try await task.value }
+            #expect(error?.code == .scopeDisposed)
+        }
+        #expect(log.events == ["disposed"], "the instance made for the disposed scope, disposed at once")
+    }
+
+    @Test("a request scope's creator cancelled while others await: one of them makes the instance, once")
+    func requestScopeCreatorCancelledWhileOthersAwait() async throws {
+        let container = Container()
+        let started = AsyncGate()
+        let attempts = AsyncCounter()
+        container.register(AsyncService.self, reuse: .inScope) {
+            let attempt = await attempts.increment()
+            if attempt == 1 {
+                await started.open()
+                try await Task.sleep(nanoseconds: 10_000_000_000)
+            }
+            return AsyncService(serial: attempt)
+        }
+        let request = container.openScope()
+        let creator = Task { try await request.require(AsyncService.self) }
+        await started.wait()
+        let waiters = (0..<20).map { _ in Task { try await request.require(AsyncService.self) } }
+        try await Task.sleep(nanoseconds: 10_000_000)
+        creator.cancel()
+        await #expect(throws: CancellationError.self) { try await creator.value }
+        for waiter in waiters { #expect(try await waiter.value.serial == 2) }
+        #expect(await attempts.value == 2)
+    }
+
+    @Test("a request scope's async instance, made by an await, resolves by the locked path as it is, and below its owner")
+    func keptAsyncInstanceServedByTheLockedPath() async throws {
+        let container = Container()
+        let made = Counter()
+        container.register(AsyncService.self, reuse: .inScope) { () async in AsyncService(serial: made.next()) }
+        container.register(DisposableAsync.self, reuse: .scopedTo("session")) { () async in
+            DisposableAsync(log: EventLog())
+        }
+        let request = container.openScope()
+        let instance = try await request.require(AsyncService.self)
+        // While dependencies are recorded, every resolve takes the locked path.
+        container.recordsDependencies = true
+        #expect(try request.requireSynchronously(AsyncService.self) === instance)
+        #expect(try await request.require(AsyncService.self) === instance)
+        #expect(made.value == 1)
+        // A `.scopedTo` instance, made in its owner, then resolved from below it.
+        let session = container.openScope("session")
+        let owned = try await session.require(DisposableAsync.self)
+        let below = session.openScope()
+        #expect(try await below.require(DisposableAsync.self) === owned)
+        #expect(try below.requireSynchronously(DisposableAsync.self) === owned)
+        #expect(request.report().instances.map(\.service.description) == ["AsyncService"])
+    }
+
     @Test("100 tasks awaiting a request scope's async instance: one creation; a synchronous resolve meanwhile says to await it")
     func requestScopeInstanceAwaitedByManyTasks() async throws {
         let container = Container()
@@ -431,13 +504,15 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(decoratorError?.pathDescription == "AsyncService → AsyncService")
     }
 
-    @Test("a cycle split across two tasks, each awaiting the other's creation, is found instead of hanging")
-    func cycleAcrossTasks() async throws {
+    @Test(
+        "a cycle split across two tasks, each awaiting the other's creation, is found instead of hanging",
+        arguments: AsyncPlacement.allCases)
+    func cycleAcrossTasks(_ placement: AsyncPlacement) async throws {
         let container = Container()
         let aStarted = AsyncGate()
         let bStarted = AsyncGate()
         let rounds = AsyncCounter()
-        container.register(AsyncService.self, reuse: .singleton) { (scope: Scope) async throws in
+        container.register(AsyncService.self, reuse: placement.reuse) { (scope: Scope) async throws in
             if await rounds.increment() <= 2 {
                 await aStarted.open()
                 await bStarted.wait()
@@ -445,7 +520,7 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
             _ = try await scope.require(Foo.self)
             return AsyncService(serial: 1)
         }
-        container.register(Foo.self, reuse: .singleton) { (scope: Scope) async throws in
+        container.register(Foo.self, reuse: placement.reuse) { (scope: Scope) async throws in
             if await rounds.increment() <= 2 {
                 await bStarted.open()
                 await aStarted.wait()
@@ -453,8 +528,9 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
             _ = try await scope.require(AsyncService.self)
             return Foo()
         }
-        let a = Task { _ = try await container.require(AsyncService.self) }
-        let b = Task { _ = try await container.require(Foo.self) }
+        let scope = placement.scope(in: container)
+        let a = Task { _ = try await scope.require(AsyncService.self) }
+        let b = Task { _ = try await scope.require(Foo.self) }
         let errors = [await a.result, await b.result].compactMap { result -> ResolutionError? in
             guard case .failure(let error) = result else { return nil }
             return error as? ResolutionError

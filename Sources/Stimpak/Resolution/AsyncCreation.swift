@@ -41,6 +41,9 @@ class AsyncCreation: @unchecked Sendable {
         self.serviceKey = serviceKey
     }
 
+    /// Whether the creation has finished (read under the container's lock).
+    func hasEnded(_ locked: borrowing Locked) -> Bool { hasEnded }
+
     /// The tasks awaiting the creation, for one more to join, or nil when it has finished. Under the lock: its
     /// creator takes them when it finishes.
     func waiters(_ locked: borrowing Locked) -> SuspendedTasks? {

@@ -6,7 +6,7 @@ import CStimpakAtomics
 /// child that resolves what its parent is making is a cycle, not a deadlock, and the objects a child makes for the
 /// factory resolve their property wrappers from its scope.
 @usableFromInline
-final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` is guarded by `graphLock`; the node's own fields never change
+final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` is guarded by `graphLock`, `inflatedSlot` by the container's lock
     /// The innermost async factory running in this task, or nil.
     static var current: AsyncNode? {
         guard let node = innermost, !node.isFinished else { return nil }
@@ -27,10 +27,13 @@ final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` i
     let registration: any Registration
     /// The scope the factory runs for: the property wrappers of what it makes resolve from it.
     let scope: Scope
-    /// Whether the node is the creation of the slot it fills (a reused instance's).
-    private let marksSlot: Bool
+    /// Whether the node is the creation it fills: a reused instance's, whose slot or table entry it marks.
+    private let isOwnCreation: Bool
     /// The creation of a `.graph` instance, claimed in the chain's graph, which the node fills.
     private let graphCreation: AsyncCreation?
+    /// The slot that another resolve made of the table entry this node marks (see
+    /// ``Scope/inflatedSlot(_:of:_:)``), for the creation to settle; guarded by the lock of `scope`'s container.
+    var inflatedSlot: Slot?
     let parent: AsyncNode?
     let depth: Int
     /// The chain's outermost node, which keeps its graph; nil for that node itself.
@@ -42,15 +45,15 @@ final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` i
     /// factory that made a graph returns.
     private static let graphLock = Lock()
 
-    /// A node for `registration`'s factory, run for `scope` below `parent`: the creation of the slot it fills when
-    /// `marksSlot`, else of `graphCreation` (a `.graph` instance's), else of none (a transient's).
+    /// A node for `registration`'s factory, run for `scope` below `parent`: itself the creation of what it fills
+    /// when `isOwnCreation`, else the node of `graphCreation` (a `.graph` instance's), else of none (a transient's).
     init(
-        registration: any Registration, scope: Scope, marksSlot: Bool = false, graphCreation: AsyncCreation? = nil,
+        registration: any Registration, scope: Scope, isOwnCreation: Bool = false, graphCreation: AsyncCreation? = nil,
         parent: AsyncNode?
     ) {
         self.registration = registration
         self.scope = scope
-        self.marksSlot = marksSlot
+        self.isOwnCreation = isOwnCreation
         self.graphCreation = graphCreation
         self.parent = parent
         self.depth = (parent?.depth ?? 0) + 1
@@ -66,7 +69,7 @@ final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` i
     }
 
     /// The creation the node fills: itself (a reused instance's), a `.graph` instance's, or none (a transient's).
-    var creation: AsyncCreation? { marksSlot ? self : graphCreation }
+    var creation: AsyncCreation? { isOwnCreation ? self : graphCreation }
 
     /// ``AsyncCreation/nodeWord``'s address: the start of the object's stored properties.
     private var wordAddress: UnsafeMutablePointer<UInt> {

@@ -137,8 +137,10 @@ extension Scope {
         locked = owner.locked
         // A request scope's own instance, not made yet: its table entry is marked with the creation's node, as a
         // synchronous creation marks it with its thread's context (no slot unless another resolve needs one).
-        if owner.value === self, keepsInTableAwaiting(resolver, locked), cache(for: resolver.index, locked) == nil {
-            guard isUnchanged(since: generation, locked) else {
+        if owner.value === self, keepsInTableAwaiting(resolver, locked) {
+            guard isUnchanged(since: generation, locked), cache(for: resolver.index, locked) == nil else {
+                // Changed, or found marked or made meanwhile: the caller's locked lookup resolves it (a kept
+                // instance as it is, `keptInstance`).
                 registry.lock.release(locked)
                 return nil
             }
@@ -187,7 +189,7 @@ extension Scope {
     ) throws(ResolutionError) -> SlotClaim {
         locked = try refuseEntering(resolver, below: parent, locked)
         // The node is the creation that marks the slot.
-        let node = AsyncNode(registration: resolver, scope: place.owner, marksSlot: true, parent: parent)
+        let node = AsyncNode(registration: resolver, scope: place.owner, isOwnCreation: true, parent: parent)
         place.slot.state = .creatingAsync(node)
         let claim = SlotClaim(node: node, marked: .slot(place), start: creationStart())
         registry.lock.release(locked)
@@ -202,7 +204,7 @@ extension Scope {
         of resolver: ServiceResolver<Service, Args>, parent: AsyncNode?, _ locked: consuming Locked
     ) throws(ResolutionError) -> SlotClaim {
         locked = try refuseEntering(resolver, below: parent, locked)
-        let node = AsyncNode(registration: resolver, scope: self, marksSlot: true, parent: parent)
+        let node = AsyncNode(registration: resolver, scope: self, isOwnCreation: true, parent: parent)
         setCache(node, for: resolver.index, locked)
         let claim = SlotClaim(node: node, marked: .tableEntry(self, resolver.index), start: creationStart())
         registry.lock.release(locked)
@@ -467,6 +469,10 @@ extension Scope {
     ) async throws -> Service {
         let owner = try cacheOwner(of: resolver, registeredIn: registeredIn, locked)
         locked = owner.locked
+        if registeredIn == nil, let instance = keptInstance(of: resolver, owner: owner.value, locked) {
+            registry.lock.release(locked)
+            return instance
+        }
         let place = try cachePlace(
             of: resolver, arguments, owner: owner.value, registeredIn: registeredIn, localsIndex: localsIndex, locked)
         locked = place.locked

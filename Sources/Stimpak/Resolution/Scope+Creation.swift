@@ -365,10 +365,9 @@ extension Scope {
     func end(_ creation: Creation, failing failure: ResolutionError?, _ locked: borrowing Locked) -> Waiters {
         switch creation {
         case .tableEntry(let index, let context):
-            return Waiters(flight: endMarkedCreation(index, mark: context, locked), failure: failure)
+            return Waiters(flight: endMarkedCreation(index, context: context, locked), failure: failure)
         case .tableEntryOfTask(let index, let node):
-            // A slot made of the mark is `.creatingAsync`: no thread waits on it, only tasks, on the creation.
-            _ = endMarkedCreation(index, mark: node, locked)
+            endMarkedCreation(index, of: node, locked)
             return Waiters(tasks: node.finish(failing: failure, locked))
         case .slot(let slot, .thread):
             return Waiters(flight: slot.settle(.empty, locked), failure: failure)

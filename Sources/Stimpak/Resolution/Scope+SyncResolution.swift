@@ -37,6 +37,10 @@ extension Scope {
             if owner.value.keepsInTable(resolver, registeredIn: registeredIn, locked) {
                 return try resolveInTable(resolver, arguments, owner: owner.value, locked)
             }
+            if registeredIn == nil, resolver.hasAsyncFactory, let instance = keptInstance(of: resolver, owner: owner.value, locked) {
+                registry.lock.release(locked)
+                return instance
+            }
             let place = try cachePlace(
                 of: resolver, arguments, owner: owner.value, registeredIn: registeredIn, localsIndex: localsIndex, locked)
             locked = place.locked

@@ -77,13 +77,40 @@ extension Scope {
         return instance
     }
 
-    /// Ends the creation at `index` that failed, or whose scope was disposed, marked with `mark` (this thread's
-    /// context, or a task's ``AsyncNode``): clears its mark, or settles the slot a waiting resolve made of it, whose
-    /// flight the caller finishes once the lock is released.
-    func endMarkedCreation(_ index: Int, mark: AnyObject, _ locked: borrowing Locked) -> InFlight? {
+    /// The instance of `resolver`, whose factory is `async`, that `owner` (this scope or the one above it that its
+    /// `.scopedTo` reuse picks) keeps in its table as it is (``keep(made:layers:of:at:by:onDispose:)``), published
+    /// in this scope too when it is below the owner, as ``resolveInTable(_:_:owner:_:)`` serves a synchronous one's;
+    /// nil when the entry holds none (a mark, a slot, nothing) or the owner is disposed. Served so, the entry is not
+    /// made a slot.
+    func keptInstance<Service, Args>(
+        of resolver: ServiceResolver<Service, Args>, owner: Scope, _ locked: borrowing Locked
+    ) -> Service? {
+        guard owner.keepsInTableAwaiting(resolver, locked), !owner.isDisposedValue,
+            let (cache, creation) = owner.tableEntry(for: resolver.index, locked), creation != 0
+        else { return nil }
+        let instance = cache.withObject { resolver.instance(in: $0) }
+        if owner !== self { publishBelowOwner(cache.object, index: resolver.index, locked) }
+        return instance
+    }
+
+    /// Ends this thread's creation at `index` that failed, or whose scope was disposed: clears its mark, or
+    /// settles the slot a waiting thread made of it, whose flight the caller finishes once the lock is
+    /// released.
+    func endMarkedCreation(_ index: Int, context: ResolutionContext, _ locked: borrowing Locked) -> InFlight? {
         if let slot = takeInflatedSlot(index, locked) { return slot.settle(.empty, locked) }
-        if cache(for: index, locked) === mark { clearCache(for: index, locked) }
+        if cache(for: index, locked) === context { clearCache(for: index, locked) }
         return nil
+    }
+
+    /// Ends `node`'s creation at `index` that failed, or whose scope was disposed: clears its mark, or empties the
+    /// slot a resolve made of it (``AsyncNode/inflatedSlot``; no thread waits on a `.creatingAsync` slot, only
+    /// tasks, on the creation, which the caller finishes).
+    func endMarkedCreation(_ index: Int, of node: AsyncNode, _ locked: borrowing Locked) {
+        if let slot = node.inflatedSlot.take() {
+            _ = slot.settle(.empty, locked)
+        } else if cache(for: index, locked) === node {
+            clearCache(for: index, locked)
+        }
     }
 
     /// Keeps the instance that `node`'s `async` creation made for the table entry at `index` of this child scope,
@@ -98,7 +125,7 @@ extension Scope {
         let box = resolver.cached(instance)
         let record = DisposalRecord.of(instance, of: resolver, slot: nil, onDispose: onDispose, layers: layers)
         let locked = try lockAndKeepDisposal(record, of: resolver, ending: .tableEntryOfTask(index, node))
-        if let slot = takeInflatedSlot(index, locked) {
+        if let slot = node.inflatedSlot.take() {
             // Published only while the slot is the entry. No thread waits on a `.creatingAsync` slot: no flight.
             _ = store(box, in: slot, of: resolver, publishes: cache(for: index, locked) === slot, locked)
         } else {
@@ -141,10 +168,12 @@ extension Scope {
             slot.state = .creating(maker)
             registry.inflatedCreations.append((ObjectIdentifier(self), index, slot))
         } else if let creation = existing as? AsyncNode {
-            // A task's `async` creation (see `claimUncreated`): the slot is awaited as one it marked.
+            // A task's `async` creation (see `claimUncreated`): the slot is awaited as one it marked. Kept on the
+            // node, which ends with it, not in the registry's list, which every end of a marked creation searches.
+            assert(!creation.hasEnded(locked), "an ended creation's mark is never left in a table")
             slot = Slot()
             slot.state = .creatingAsync(creation)
-            registry.inflatedCreations.append((ObjectIdentifier(self), index, slot))
+            creation.inflatedSlot = slot
         } else if let creation = tableEntry(for: index, locked)?.creation, creation != 0 {
             slot = Slot()
             slot.state = .created(existing)

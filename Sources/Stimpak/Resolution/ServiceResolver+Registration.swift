@@ -70,9 +70,10 @@ extension ServiceRegistration {
     }
 
     /// Whether a child scope keeps the instance in its table as it is when an `await` makes it (see
-    /// ``Scope/keepsInTableAwaiting(_:_:)``): as ``isKeptInTable(_:)``, for an `async` factory.
+    /// ``Scope/keepsInTableAwaiting(_:_:)``): as ``isKeptInTable(_:)``, for an `async` factory (not a main-actor
+    /// one's, which the synchronous path makes on the main thread).
     func isKeptInTableAwaiting(_ locked: borrowing Locked) -> Bool {
-        (reuse.kind == .inScope || reuse.kind == .scopedTo) && ignoresArguments && !hasResolvedCallback && hasAsyncFactory
+        (reuse.kind == .inScope || reuse.kind == .scopedTo) && ignoresArguments && !hasResolvedCallback && isAsync
     }
 
     /// Whether a synchronous resolve on this thread cannot make an instance: the factory is `async`, or runs
