@@ -469,9 +469,9 @@ extension Scope {
     ) async throws -> Service {
         let owner = try cacheOwner(of: resolver, registeredIn: registeredIn, locked)
         locked = owner.locked
-        if registeredIn == nil, let instance = keptInstance(of: resolver, owner: owner.value, locked) {
+        if registeredIn == nil, let box = keptInstance(of: resolver, owner: owner.value, locked) {
             registry.lock.release(locked)
-            return instance
+            return resolver.instance(in: box)
         }
         let place = try cachePlace(
             of: resolver, arguments, owner: owner.value, registeredIn: registeredIn, localsIndex: localsIndex, locked)

@@ -37,9 +37,9 @@ extension Scope {
             if owner.value.keepsInTable(resolver, registeredIn: registeredIn, locked) {
                 return try resolveInTable(resolver, arguments, owner: owner.value, locked)
             }
-            if registeredIn == nil, resolver.hasAsyncFactory, let instance = keptInstance(of: resolver, owner: owner.value, locked) {
+            if registeredIn == nil, resolver.hasAsyncFactory, let box = keptInstance(of: resolver, owner: owner.value, locked) {
                 registry.lock.release(locked)
-                return instance
+                return resolver.instance(in: box)
             }
             let place = try cachePlace(
                 of: resolver, arguments, owner: owner.value, registeredIn: registeredIn, localsIndex: localsIndex, locked)

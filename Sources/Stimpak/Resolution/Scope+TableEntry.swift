@@ -81,16 +81,16 @@ extension Scope {
     /// `.scopedTo` reuse picks) keeps in its table as it is (``keep(made:layers:of:at:by:onDispose:)``), published
     /// in this scope too when it is below the owner, as ``resolveInTable(_:_:owner:_:)`` serves a synchronous one's;
     /// nil when the entry holds none (a mark, a slot, nothing) or the owner is disposed. Served so, the entry is not
-    /// made a slot.
+    /// made a slot. Returned as the box (``ServiceResolver/instance(in:)`` unboxes it): an optional `Service` would
+    /// cost the unspecialized callers a metadata lookup on every call.
     func keptInstance<Service, Args>(
         of resolver: ServiceResolver<Service, Args>, owner: Scope, _ locked: borrowing Locked
-    ) -> Service? {
+    ) -> AnyObject? {
         guard owner.keepsInTableAwaiting(resolver, locked), !owner.isDisposedValue,
             let (cache, creation) = owner.tableEntry(for: resolver.index, locked), creation != 0
         else { return nil }
-        let instance = cache.withObject { resolver.instance(in: $0) }
         if owner !== self { publishBelowOwner(cache.object, index: resolver.index, locked) }
-        return instance
+        return cache.object
     }
 
     /// Ends this thread's creation at `index` that failed, or whose scope was disposed: clears its mark, or
