@@ -73,6 +73,41 @@ import Darwin
         #expect(held.leftovers == [])
     }
 
+    /// An async `.inScope` instance that an `await` makes in a request scope (its creation marks the scope's table
+    /// entry, and holds the scope meanwhile), with or without another resolve making a slot of the mark: once the
+    /// scope is disposed and the container dropped, nothing is left.
+    @Test(arguments: [false, true])
+    func releasedContainerFreesAnAsyncRequestInstance(inflated: Bool) async throws {
+        let held = try await Self.useAsyncAndDrop(inflated: inflated)
+        Container.reclaim()
+        #expect(held.container.object == nil)
+        #expect(held.registration.object == nil)
+        #expect(held.scope.object == nil)
+        #expect(held.instance.object == nil)
+    }
+
+    static func useAsyncAndDrop(
+        inflated: Bool
+    ) async throws -> (container: Weak<Container>, registration: Weak<ServiceResolver<Service, Void>>, scope: Weak<Scope>, instance: Weak<Service>) {
+        let started = AsyncGate()
+        let gate = AsyncGate()
+        let container = Container()
+        let registration = container.register(Service.self, reuse: .inScope) { () async in
+            await started.open()
+            await gate.wait()
+            return Service(Captured())
+        }
+        let request = container.openScope()
+        let creation = Task { try await request.require(Service.self) }
+        await started.wait()
+        // The task has marked the entry: a synchronous resolve finds the mark and makes a slot of it.
+        if inflated { #expect(throws: ResolutionError.self) { try request.requireSynchronously(Service.self) } }
+        await gate.open()
+        let instance = try await creation.value
+        await request.dispose()
+        return (Weak(container), Weak(registration), Weak(request), Weak(instance))
+    }
+
     @Test func scopeHeldAfterTheContainerIsReleasedKeepsNoRegistrations() throws {
         final class Observer: ResolutionObserver, @unchecked Sendable {
             func resolved(_ event: ResolutionEvent) {}
