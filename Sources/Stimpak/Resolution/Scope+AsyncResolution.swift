@@ -114,10 +114,12 @@ extension Scope {
     }
 
     /// Claims the empty slot of `resolver`'s instance for an `async` creation by this task
-    /// (``claim(_:of:parent:_:)``), with what the creation needs read under the lock: the factory, the decorators
-    /// and the callbacks. Nil, with the lock released, when the registrations changed since `generation`, the
-    /// scope was disposed or an observer watches (the caller looks the service up again), or when the slot is not
-    /// empty or its owner is disposed: then `found` is the slot, which the caller resolves from. Throws, with the
+    /// (``claim(_:of:parent:_:)``), or, for an instance this request scope keeps in its table as it is, the empty
+    /// table entry (``claimTableEntry(of:parent:_:)``), with what the creation needs read under the lock: the
+    /// factory, the decorators and the callbacks. Nil, with the lock released, when the registrations changed since
+    /// `generation`, the scope was disposed or an observer watches, or the table entry is marked or holds the
+    /// instance (the caller looks the service up again), or when the slot is not empty or its owner is disposed:
+    /// then `found` is the slot, which the caller resolves from. Throws, with the
     /// lock released, what the captive check, the owner's and the slot's lookup, or the claim throws.
     @usableFromInline
     func claimUncreated<Service, Args>(
