@@ -291,31 +291,6 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(try await scope.require(AsyncService.self).serial == 2)
     }
 
-    @Test("a request scope disposed while tasks await its async instance: each gets scopeDisposed; it is disposed once")
-    func requestScopeDisposedWhileTasksAwaitItsInstance() async throws {
-        let container = Container()
-        let log = EventLog()
-        let started = AsyncGate()
-        let release = AsyncGate()
-        container.register(DisposableAsync.self, reuse: .inScope) {
-            await started.open()
-            await release.wait()
-            return DisposableAsync(log: log)
-        }
-        let request = container.openScope()
-        let creator = Task { try await request.require(DisposableAsync.self) }
-        await started.wait()
-        let waiters = (0..<20).map { _ in Task { try await request.require(DisposableAsync.self) } }
-        try await Task.sleep(nanoseconds: 10_000_000)
-        await request.dispose()
-        await release.open()
-        for task in [creator] + waiters {
-            let error = await #expect(throws: ResolutionError.self) { try await task.value }
-            #expect(error?.code == .scopeDisposed)
-        }
-        #expect(log.events == ["disposed"], "the instance made for the disposed scope, disposed at once")
-    }
-
     @Test("a request scope's creator cancelled while others await: one of them makes the instance, once")
     func requestScopeCreatorCancelledWhileOthersAwait() async throws {
         let container = Container()
@@ -350,18 +325,24 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         }
         let request = container.openScope()
         let instance = try await request.require(AsyncService.self)
+        // A `.scopedTo` instance, made in its owner (kept in its table), then resolved from below it: by an `await`,
+        // whose claim finds it kept there, and synchronously.
+        let session = container.openScope("session")
+        let owned = try await session.require(DisposableAsync.self)
+        let below = session.openScope()
+        let belowAgain = session.openScope()
+        #expect(try await below.require(DisposableAsync.self) === owned)
+        #expect(try belowAgain.requireSynchronously(DisposableAsync.self) === owned)
         // While dependencies are recorded, every resolve takes the locked path.
         container.recordsDependencies = true
         #expect(try request.requireSynchronously(AsyncService.self) === instance)
         #expect(try await request.require(AsyncService.self) === instance)
         #expect(made.value == 1)
-        // A `.scopedTo` instance, made in its owner, then resolved from below it.
-        let session = container.openScope("session")
-        let owned = try await session.require(DisposableAsync.self)
-        let below = session.openScope()
-        #expect(try await below.require(DisposableAsync.self) === owned)
-        #expect(try below.requireSynchronously(DisposableAsync.self) === owned)
+        let third = session.openScope()
+        #expect(try await third.require(DisposableAsync.self) === owned)
+        #expect(try third.requireSynchronously(DisposableAsync.self) === owned)
         #expect(request.report().instances.map(\.service.description) == ["AsyncService"])
+        #expect(session.report().instances.map(\.service.description) == ["DisposableAsync"])
     }
 
     @Test("100 tasks awaiting a request scope's async instance: one creation; a synchronous resolve meanwhile says to await it")
@@ -617,8 +598,10 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         #expect(error?.code == .dependencyCycle)
     }
 
-    @Test("a scope disposed while its async instance is made: scopeDisposed, and the instance disposed")
-    func disposedDuringCreation() async throws {
+    @Test(
+        "a scope disposed while its async instance is made (and awaited by other tasks): scopeDisposed for each, and the instance disposed once",
+        arguments: [0, 20])
+    func disposedDuringCreation(waiting: Int) async throws {
         let container = Container()
         let log = EventLog()
         let started = AsyncGate()
@@ -631,11 +614,15 @@ final class DisposableAsync: Disposable, @unchecked Sendable {
         let scope = container.openScope("request")
         let creation = Task { try await scope.require(DisposableAsync.self) }
         await started.wait()
+        let waiters = (0..<waiting).map { _ in Task { try await scope.require(DisposableAsync.self) } }
+        if waiting > 0 { try await Task.sleep(nanoseconds: 10_000_000) }
         await scope.dispose()
         await release.open()
-        let error = await #expect(throws: ResolutionError.self) { try await creation.value }
-        #expect(error?.code == .scopeDisposed)
-        #expect(log.events == ["disposed"])
+        for task in [creation] + waiters {
+            let error = await #expect(throws: ResolutionError.self) { try await task.value }
+            #expect(error?.code == .scopeDisposed)
+        }
+        #expect(log.events == ["disposed"], "the instance made for the disposed scope, disposed at once")
     }
 
     @Test("async instances are disposed with their scope; captive dependencies are refused; .graph is shared in one resolve")

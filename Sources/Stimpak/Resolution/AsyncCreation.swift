@@ -4,7 +4,7 @@
 @usableFromInline
 class AsyncCreation: @unchecked Sendable {
     // `box`, `callbackContext`, `failure`, `suspended` and `hasEnded` are guarded by the lock of the container
-    // whose slot the creation fills; so are `awaitingCallback` and `deferredUntilMade` until the creation
+    // whose slot (or table entry) the creation fills; so are `awaitingCallback` and `deferredUntilMade` until the creation
     // finishes, and from then on they are its creator's alone (``takeCallbacks()``). `waitingOn` is guarded by
     // `AsyncCreation.waitLock`; `serviceKey` never changes.
     /// ``AsyncNode``'s word (see ``AsyncNode/isFinished``), unused by a creation that is no node: the first stored

@@ -1,10 +1,10 @@
 import CStimpakAtomics
 
 /// One `async` factory running: its registration, the scope it runs for, the creation it fills (nil for a
-/// transient; for a reused instance, the node itself, which marks the slot), and the node of the factory that
-/// resolved it. The chain is a task's async resolution path; child tasks inherit it (a task-local value), so a
-/// child that resolves what its parent is making is a cycle, not a deadlock, and the objects a child makes for the
-/// factory resolve their property wrappers from its scope.
+/// transient; for a reused instance, the node itself, which marks its slot or table entry), and the node of the
+/// factory that resolved it. The chain is a task's async resolution path; child tasks inherit it (a task-local
+/// value), so a child that resolves what its parent is making is a cycle, not a deadlock, and the objects a child
+/// makes for the factory resolve their property wrappers from its scope.
 @usableFromInline
 final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` is guarded by `graphLock`, `inflatedSlot` by the container's lock
     /// The innermost async factory running in this task, or nil.
@@ -33,7 +33,7 @@ final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` i
     private let graphCreation: AsyncCreation?
     /// The slot that another resolve made of the table entry this node marks (see
     /// ``Scope/inflatedSlot(_:of:_:)``), for the creation to settle; guarded by the lock of `scope`'s container.
-    var inflatedSlot: Slot?
+    @exclusivity(unchecked) var inflatedSlot: Slot?
     let parent: AsyncNode?
     let depth: Int
     /// The chain's outermost node, which keeps its graph; nil for that node itself.
@@ -45,8 +45,9 @@ final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` i
     /// factory that made a graph returns.
     private static let graphLock = Lock()
 
-    /// A node for `registration`'s factory, run for `scope` below `parent`: itself the creation of what it fills
-    /// when `isOwnCreation`, else the node of `graphCreation` (a `.graph` instance's), else of none (a transient's).
+    /// A node for `registration`'s factory, run for `scope` below `parent`. The creation it fills is the node itself
+    /// when `isOwnCreation` (a reused instance's), else `graphCreation` (a `.graph` instance's), else none (a
+    /// transient's).
     init(
         registration: any Registration, scope: Scope, isOwnCreation: Bool = false, graphCreation: AsyncCreation? = nil,
         parent: AsyncNode?
@@ -142,7 +143,7 @@ final class AsyncNode: AsyncCreation, @unchecked Sendable {  // `graphStorage` i
             }),
             let creation = maker.creation
         else { return false }
-        // The slot is in the scope its factory runs for.
+        // The slot (or table entry) is in the scope its factory runs for.
         return maker.scope.registry.lock.withLock { locked in creation.deferUntilMade(callback, locked) }
     }
 

@@ -117,9 +117,9 @@ extension Scope {
     /// (``claim(_:of:parent:_:)``), or, for an instance this request scope keeps in its table as it is, the empty
     /// table entry (``claimTableEntry(of:parent:_:)``), with what the creation needs read under the lock: the
     /// factory, the decorators and the callbacks. Nil, with the lock released, when the registrations changed since
-    /// `generation`, the scope was disposed or an observer watches, or the table entry is marked or holds the
-    /// instance (the caller looks the service up again), or when the slot is not empty or its owner is disposed:
-    /// then `found` is the slot, which the caller resolves from. Throws, with the
+    /// `generation`, the scope was disposed or an observer watches, or the owner's table holds the instance (the
+    /// caller looks the service up again), or when the slot is not empty (another task's mark made a slot) or its
+    /// owner is disposed: then `found` is the slot, which the caller resolves from. Throws, with the
     /// lock released, what the captive check, the owner's and the slot's lookup, or the claim throws.
     @usableFromInline
     func claimUncreated<Service, Args>(
@@ -137,19 +137,25 @@ extension Scope {
         locked = try refuseCaptive(resolver, node: parent, locked)
         let owner = try cacheOwner(of: resolver, registeredIn: nil, locked)
         locked = owner.locked
-        // A request scope's own instance, not made yet: its table entry is marked with the creation's node, as a
-        // synchronous creation marks it with its thread's context (no slot unless another resolve needs one).
-        if owner.value === self, keepsInTableAwaiting(resolver, locked) {
-            guard isUnchanged(since: generation, locked), cache(for: resolver.index, locked) == nil else {
-                // Changed, or found marked or made meanwhile: the caller's locked lookup resolves it (a kept
-                // instance as it is, `keptInstance`).
+        if owner.value.keepsInTableAwaiting(resolver, locked) {
+            guard isUnchanged(since: generation, locked) else {
                 registry.lock.release(locked)
                 return nil
             }
-            let (decorators, onDispose) = (resolver.decoratorsIfAny, resolver.onDispose)
-            return UncreatedClaim(
-                slot: try claimTableEntry(of: resolver, parent: parent, locked), factory: factory,
-                decorators: decorators, onResolved: nil, onDispose: onDispose)
+            // A request scope's own instance, not made yet: its table entry is marked with the creation's node, as a
+            // synchronous creation marks it with its thread's context (no slot unless another resolve needs one).
+            if owner.value === self, cache(for: resolver.index, locked) == nil {
+                let (decorators, onDispose) = (resolver.decoratorsIfAny, resolver.onDispose)
+                return UncreatedClaim(
+                    slot: try claimTableEntry(of: resolver, parent: parent, locked), factory: factory,
+                    decorators: decorators, onResolved: nil, onDispose: onDispose)
+            }
+            // Made meanwhile, and kept in the owner's table (published below it now): the caller's lookup serves it
+            // as it is. A mark, or a slot, is resolved from the slot below (a mark made one).
+            if keptInstance(of: resolver, owner: owner.value, locked) != nil {
+                registry.lock.release(locked)
+                return nil
+            }
         }
         let held = try cachePlace(
             of: resolver, arguments, owner: owner.value, registeredIn: nil, localsIndex: 0, locked)
@@ -643,7 +649,7 @@ extension Scope {
 }
 
 /// An empty slot, or a child scope's empty table entry, claimed for an `async` creation
-/// (``Scope/claim(_:of:parent:_:)``): the creation's node, which holds the registration, is the creation that
+/// (``Scope/claim(_:of:parent:_:)``, ``Scope/claimTableEntry(of:parent:_:)``): the creation's node, which holds the registration, is the creation that
 /// marks it, and links to the node of the factory that resolves this one; what it marks; when the creation
 /// started, for the observer. Not generic, so that an unspecialized `async` frame holds it without looking its
 /// type up. Ended once: committed, or abandoned.

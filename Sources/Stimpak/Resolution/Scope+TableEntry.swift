@@ -155,7 +155,8 @@ extension Scope {
     /// The slot that takes over an entry of this child scope's table that holds no slot (see
     /// ``resolveInTable(_:_:owner:_:)``): for an instance kept as it is, a slot that holds it, with its
     /// registration and creation number; for a thread's mark, a slot being made by that thread, which it
-    /// settles. Nil for the root scope and for an instance cache.
+    /// settles; for a task's mark (its ``AsyncNode``), a `.creatingAsync` slot kept on the node, which the task's
+    /// creation settles. Nil for the root scope and for an instance cache.
     func inflatedSlot<Service, Args>(
         _ existing: AnyObject, of resolver: ServiceResolver<Service, Args>, _ locked: borrowing Locked
     ) -> Slot? {
